@@ -1,0 +1,146 @@
+// One server under test for bench/auth.mjs, in its own process. Started as
+// `node --import tsx bench/auth-server.mjs <target>` with BENCH_JWK (an Ed25519 private JWK
+// shared by every target) and BENCH_TOKENS (refresh tokens to prepare); prints
+// `READY <port> <fixtures>` (see bench/lib.mjs).
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { ready } from './lib.mjs';
+
+export const ISSUER = 'https://bench.test';
+export const AUDIENCE = 'bench';
+export const USER = {
+  name: 'Bench User',
+  email: 'bench@example.test',
+  password: 'Tangerine-Orbit-Velvet-4821',
+};
+
+const fromPackage = (pkg, name) =>
+  createRequire(new URL(`../packages/${pkg}/package.json`, import.meta.url))(name);
+const jose = fromPackage('core', 'jose');
+const argon2 = fromPackage('core', '@node-rs/argon2');
+const Fastify = fromPackage('fastify', 'fastify');
+
+const jwk = JSON.parse(process.env.BENCH_JWK ?? 'null');
+const tokenCount = Number(process.env.BENCH_TOKENS ?? 50);
+
+/** Claims and header of Gatehouse's access tokens (core/src/tokens), so both sides verify the same. */
+const verifyOptions = {
+  algorithms: ['EdDSA'],
+  issuer: ISSUER,
+  audience: AUDIENCE,
+  typ: 'at+jwt',
+  clockTolerance: 30,
+  requiredClaims: ['sub', 'exp', 'iat', 'jti', 'sid'],
+};
+
+async function signAccess(privateKey, sub, sid) {
+  return new jose.SignJWT({ aud: AUDIENCE, sub, sid, jti: randomUUID(), auth_time: 0, amr: ['pwd'] })
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: jwk.kid })
+    .setIssuer(ISSUER)
+    .setIssuedAt()
+    .setExpirationTime('15m')
+    .sign(privateKey);
+}
+
+/** Baselines: bare Fastify routes doing only the named work, no routing table, no stores. */
+async function bare() {
+  const privateKey = await jose.importJWK(jwk, 'EdDSA');
+  const publicKey = await jose.importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, 'EdDSA');
+  const hash = await argon2.hash(USER.password, {
+    algorithm: 2,
+    memoryCost: 19456,
+    timeCost: 2,
+    parallelism: 1,
+  });
+  const families = new Map();
+  const refreshTokens = [];
+  for (let i = 0; i < tokenCount; i++) {
+    const token = randomBytes(32).toString('base64url');
+    families.set(createHash('sha256').update(token).digest('base64url'), { sub: 'u1', sid: randomUUID() });
+    refreshTokens.push(token);
+  }
+  const app = Fastify();
+  app.get('/auth/me', async (request, reply) => {
+    const m = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
+    try {
+      const { payload } = await jose.jwtVerify(m?.[1] ?? '', publicKey, verifyOptions);
+      return { user: { id: payload.sub, email: USER.email, name: USER.name, roles: ['user'] } };
+    } catch {
+      return reply.code(401).send({ code: 'invalid_token' });
+    }
+  });
+  app.post('/auth/login', async (request, reply) => {
+    const ok = await argon2.verify(hash, request.body.password);
+    return ok ? { ok } : reply.code(401).send({ code: 'invalid_credentials' });
+  });
+  app.post('/auth/refresh', async (request, reply) => {
+    const key = createHash('sha256').update(request.body.refreshToken).digest('base64url');
+    const family = families.get(key);
+    if (!family) return reply.code(401).send({ code: 'invalid_token' });
+    families.delete(key);
+    const refreshToken = randomBytes(32).toString('base64url');
+    families.set(createHash('sha256').update(refreshToken).digest('base64url'), family);
+    const accessToken = await signAccess(privateKey, family.sub, family.sid);
+    return { accessToken, tokenType: 'Bearer', expiresIn: 900, refreshToken };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const accessToken = await signAccess(privateKey, 'u1', randomUUID());
+  return { port: app.server.address().port, fixtures: { accessToken, refreshTokens } };
+}
+
+/** Gatehouse with the bench key, limits out of the way, one user, a token and refresh tokens. */
+async function gatehouse() {
+  const { createGatehouse } = await import('../packages/core/src/index.ts');
+  const high = { points: 1_000_000_000, durationSeconds: 1 };
+  const gh = createGatehouse({
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    keys: [jwk],
+    maxSessionsPerUser: 1_000_000,
+    throttle: { 'login:email': high, 'login:ip': high, 'signup:ip': high },
+  });
+  await gh.auth.signup(USER);
+  const login = (refreshToken) =>
+    gh.auth.login({ email: USER.email, password: USER.password, refreshToken }, { ip: '127.0.0.1' });
+  const { accessToken } = await login(false);
+  const refreshTokens = [];
+  for (let i = 0; i < tokenCount; i++) refreshTokens.push((await login(true)).refreshToken);
+  return { gh, fixtures: { accessToken, refreshTokens } };
+}
+
+function listen(server) {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+}
+
+const targets = {
+  bare,
+  'gatehouse + fastify': async () => {
+    const { gh, fixtures } = await gatehouse();
+    const { gatehousePlugin } = await import('../packages/fastify/src/index.ts');
+    const app = Fastify();
+    await app.register(gatehousePlugin, { gatehouse: gh });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { port: app.server.address().port, fixtures };
+  },
+  'gatehouse + express': async () => {
+    const { gh, fixtures } = await gatehouse();
+    const { gatehouseRouter } = await import('../packages/express/src/index.ts');
+    const express = fromPackage('express', 'express');
+    const app = express();
+    app.use(gatehouseRouter(gh));
+    return { port: await listen(createServer(app)), fixtures };
+  },
+};
+
+export const TARGETS = Object.keys(targets);
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  const target = process.argv[2];
+  if (!(target in targets)) {
+    console.error(`unknown target ${target}; one of: ${TARGETS.join(', ')}`);
+    process.exit(2);
+  }
+  const { port, fixtures } = await targets[target]();
+  ready(port, fixtures);
+}

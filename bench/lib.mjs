@@ -1,0 +1,77 @@
+// Shared plumbing of the benchmarks: servers in their own processes, medians, the report file.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+export const root = new URL('..', import.meta.url);
+
+/** Starts `node --import tsx <script> <target>` (sources through tsx, tsconfig paths) and waits
+ *  for its `READY <port> [fixtures]` line; fixtures are base64url JSON. */
+export function startServer(script, target, env = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(script), target], {
+    cwd: fileURLToPath(root),
+    env: {
+      ...process.env,
+      ...env,
+      TSX_TSCONFIG_PATH: fileURLToPath(new URL('tsconfig.base.json', root)),
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /READY (\d+)(?: (\S+))?\n/.exec(out);
+      if (!m) return;
+      const fixtures = m[2] ? JSON.parse(Buffer.from(m[2], 'base64url').toString('utf8')) : {};
+      resolve({ port: Number(m[1]), fixtures, stop: () => stopServer(child) });
+    });
+    child.on('exit', (code) => reject(new Error(`${target}: server exited with ${code}`)));
+  });
+}
+
+function stopServer(child) {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+/** For a server script: announce the port (and fixtures) to `startServer`. */
+export function ready(port, fixtures) {
+  const tail =
+    fixtures === undefined ? '' : ` ${Buffer.from(JSON.stringify(fixtures)).toString('base64url')}`;
+  process.stdout.write(`READY ${port}${tail}\n`);
+}
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The run of `runs` whose req/s is the median. */
+export const medianRun = (runs) => runs.find((r) => r.rps === median(runs.map((x) => x.rps)));
+
+export function machine() {
+  const cpu = cpus();
+  return `${cpu.length} x ${cpu[0]?.model.trim()}, Node ${process.version}`;
+}
+
+/** Replaces (or appends) the `## <heading>` section of docs/performance.md. */
+export function writeSection(heading, section) {
+  const file = new URL('docs/performance.md', root);
+  let doc;
+  try {
+    doc = readFileSync(file, 'utf8');
+  } catch {
+    doc = '# Performance\n\n';
+  }
+  const start = doc.indexOf(`## ${heading}\n`);
+  if (start === -1) {
+    doc = `${doc.trimEnd()}\n\n${section}`;
+  } else {
+    const end = doc.indexOf('\n## ', start + 1);
+    doc = `${doc.slice(0, start)}${section.trimEnd()}\n${end === -1 ? '' : `\n${doc.slice(end + 1)}`}`;
+  }
+  writeFileSync(file, doc);
+}

@@ -1,0 +1,106 @@
+import {
+  ConfigError,
+  directoryFiles,
+  type GatehouseOptions,
+  type Logger,
+  mailNotifier,
+  type Stores,
+} from '@gatehouse/core';
+import { consoleMailer, smtpMailer } from '@gatehouse/core/mailers';
+import { jsonLogger, logLevel } from './logger.js';
+
+export type Env = Record<string, string | undefined>;
+
+/** Everything an example app needs to start, read from the environment (CONTRACT.md section 5). */
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Browser origin; the WebAuthn relying-party id is its host name. */
+  origin: string;
+  /** Outbox deliveries at once in this process; 0 = intake only (workers run elsewhere). */
+  workers: number;
+  databaseUrl?: string;
+  logger: Logger;
+  /** Options for `createGatehouse`. */
+  gatehouse: GatehouseOptions;
+  /** Releases what the config opened (SMTP connections, the Postgres pool); call after `gh.close()`. */
+  close(): Promise<void>;
+}
+
+function integer(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function originOf(raw: string): URL {
+  try {
+    const url = new URL(raw);
+    if (url.origin === raw.replace(/\/$/, '')) return url;
+  } catch {}
+  throw new ConfigError(`ORIGIN must be a bare origin like https://app.example, got ${JSON.stringify(raw)}`);
+}
+
+/** Postgres stores, loaded only when DATABASE_URL is set: the in-memory path never imports
+ *  `pg` or `@gatehouse/postgres`. Applies pending migrations first. */
+async function postgres(url: string, logger: Logger): Promise<{ stores: Stores; close(): Promise<void> }> {
+  const [{ default: pg }, { migrate, postgresStores }] = await Promise.all([
+    import('pg'),
+    import('@gatehouse/postgres'),
+  ]);
+  const pool = new pg.Pool({ connectionString: url });
+  await migrate(pool, { logger });
+  return { stores: postgresStores({ pool, logger }), close: () => pool.end() };
+}
+
+/** Reads the example apps' configuration: `PORT` (3000), `HOST` (127.0.0.1), `ORIGIN`
+ *  (http://localhost:$PORT), `DATABASE_URL` (absent: in memory), `SMTP_URL` (absent: mails
+ *  printed to the console), `WEBHOOK_SECRET`, `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`,
+ *  `FILES_DIR` (absent: in memory), `WORKERS` (1), `SIGNUP` (`off` switches the route off), `LOG_LEVEL` (info),
+ *  `MFA_ENCRYPTION_KEY` (32 bytes, base64: seals TOTP seeds; absent: ephemeral), `MFA_REQUIRED` (`on`). */
+export async function readConfig(env: Env = process.env): Promise<AppConfig> {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const origin = originOf(env.ORIGIN || `http://localhost:${port}`);
+  const workers = integer(env, 'WORKERS', 1, 0, 64);
+  const logger = jsonLogger(logLevel(env.LOG_LEVEL));
+  const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
+  const smtp = env.SMTP_URL ? smtpMailer({ url: env.SMTP_URL, from }) : undefined;
+  const mailer = smtp ?? consoleMailer();
+  const db = env.DATABASE_URL ? await postgres(env.DATABASE_URL, logger) : undefined;
+
+  const gatehouse: GatehouseOptions = {
+    issuer: origin.origin,
+    audience: 'gatehouse-demo',
+    stores: db?.stores,
+    mailer,
+    logger,
+    settings: { 'inbox.mail.webhook-secret': env.WEBHOOK_SECRET || undefined },
+    provider: env.PROVIDER_API_URL
+      ? { apiUrl: env.PROVIDER_API_URL, token: env.PROVIDER_API_TOKEN || undefined }
+      : undefined,
+    files: env.FILES_DIR ? directoryFiles(env.FILES_DIR) : undefined,
+    notifier: mailNotifier(mailer),
+    webauthn: { rpId: origin.hostname, rpName: 'Gatehouse demo', origin: origin.origin },
+    mfa: { encryptionKey: env.MFA_ENCRYPTION_KEY || undefined, required: env.MFA_REQUIRED === 'on' },
+    routes: { signup: env.SIGNUP !== 'off' },
+    outbox: { concurrency: Math.max(1, workers) },
+  };
+  return {
+    port,
+    host,
+    origin: origin.origin,
+    workers,
+    databaseUrl: env.DATABASE_URL || undefined,
+    logger,
+    gatehouse,
+    async close() {
+      smtp?.close();
+      await db?.close();
+    },
+  };
+}

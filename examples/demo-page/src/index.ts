@@ -1,0 +1,4 @@
+export { type AppConfig, type Env, readConfig } from './config.js';
+export { jsonLogger } from './logger.js';
+export { CONTENT_SECURITY_POLICY, publicDir, type StaticResponse, servePublic } from './static.js';
+export { runWorker } from './worker.js';

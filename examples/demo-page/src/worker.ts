@@ -1,0 +1,30 @@
+import { ConfigError, createGatehouse } from '@gatehouse/core';
+import { type Env, readConfig } from './config.js';
+
+/** `pnpm worker` of both examples: outbox workers only, no HTTP. Needs DATABASE_URL, since
+ *  in-memory stores are not shared with the process that takes the webhooks in. */
+export async function runWorker(env: Env = process.env): Promise<{ stop(): Promise<void> }> {
+  if (!env.DATABASE_URL) {
+    throw new ConfigError(
+      'The worker needs DATABASE_URL: in-memory stores are not shared between processes.',
+    );
+  }
+  const config = await readConfig({ ...env, WORKERS: env.WORKERS === '0' ? '1' : env.WORKERS });
+  const gh = createGatehouse(config.gatehouse);
+  gh.outbox.start();
+  config.logger.info({ event: 'worker_started', concurrency: Math.max(1, config.workers) }, 'worker started');
+
+  const stop = async () => {
+    await gh.close();
+    await config.close();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+  return { stop };
+}

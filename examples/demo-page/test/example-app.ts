@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Gatehouse } from '@gatehouse/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY, type Env } from '../src/index.js';
+
+type StartApp = (env: Env) => Promise<{ url: string; gh: Gatehouse; close(): Promise<void> }>;
+
+/** Same scenarios for both example apps: same behaviour, same env vars (CONTRACT.md section 5). */
+export function describeExampleApp(name: string, startApp: StartApp): void {
+  const env: Env = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ORIGIN: 'http://localhost:3000',
+    WORKERS: '0',
+    LOG_LEVEL: 'error',
+  };
+
+  describe(name, () => {
+    let app: Awaited<ReturnType<StartApp>>;
+    beforeAll(async () => {
+      app = await startApp(env);
+    });
+    afterAll(() => app?.close());
+
+    it('serves the demo page at / under a strict CSP', async () => {
+      const res = await fetch(`${app.url}/`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+      const html = await res.text();
+      for (const id of ['auth', 'mfa-challenge', 'account', 'mfa', 'inbox'])
+        expect(html).toContain(`id="${id}"`);
+      for (const file of ['/app.js', '/api.js', '/mfa.js', '/inbox.js', '/style.css']) {
+        const asset = await fetch(app.url + file);
+        expect(asset.status, file).toBe(200);
+      }
+    });
+
+    it('keeps files outside the page folder out of reach', async () => {
+      for (const path of ['/../package.json', '/%2e%2e/package.json', '/.hidden.js', '/src/config.ts']) {
+        const res = await fetch(app.url + path);
+        expect(res.status, path).toBe(404);
+      }
+    });
+
+    it('answers unknown paths outside Gatehouse with a problem+json 404', async () => {
+      for (const path of ['/totally/unknown', '/nope.js']) {
+        const res = await fetch(app.url + path, { method: path === '/nope.js' ? 'GET' : 'POST' });
+        expect(res.status, path).toBe(404);
+        expect(res.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+        expect(((await res.json()) as { code: string }).code).toBe('not_found');
+      }
+    });
+
+    it('answers /auth/openapi.json', async () => {
+      const res = await fetch(`${app.url}/auth/openapi.json`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    });
+
+    it('signs a user up and logs them in over HTTP', async () => {
+      const email = `demo-${randomUUID()}@example.test`;
+      const password = 'Tangerine-Orbit-Velvet-4821';
+      const post = (path: string, body: unknown) =>
+        fetch(app.url + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const signup = await post('/auth/signup', { name: 'Demo', email, password });
+      expect(signup.status).toBe(201);
+      const login = await post('/auth/login', { email, password });
+      expect(login.status).toBe(200);
+      const { accessToken } = (await login.json()) as { accessToken: string };
+      const me = await fetch(`${app.url}/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email);
+    });
+  });
+
+  describe(`${name} with SIGNUP=off`, () => {
+    it('answers the signup route with 404', async () => {
+      const app = await startApp({ ...env, SIGNUP: 'off' });
+      try {
+        const res = await fetch(`${app.url}/auth/signup`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: 'N',
+            email: 'n@example.test',
+            password: 'Tangerine-Orbit-Velvet-4821',
+          }),
+        });
+        expect(res.status).toBe(404);
+        expect(((await res.json()) as { code: string }).code).toBe('not_found');
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,57 @@
+import type { AddressInfo } from 'node:net';
+import { createGatehouse, type Gatehouse, GatehouseError, problemResponse } from '@gatehouse/core';
+import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
+import { gatehouseRouter } from '@gatehouse/express';
+import express from 'express';
+
+export interface RunningApp {
+  /** Where the server listens. */
+  url: string;
+  /** Where a browser opens the page (`ORIGIN`; passkeys work only there). */
+  origin: string;
+  gh: Gatehouse;
+  close(): Promise<void>;
+}
+
+/** The Express example: Gatehouse (mounted before any body parser), then the demo page. */
+export async function startApp(env: Env = process.env): Promise<RunningApp> {
+  const config = await readConfig(env);
+  const gh = createGatehouse(config.gatehouse);
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(gatehouseRouter(gh));
+  app.use(async (req, res, next) => {
+    const file = await servePublic(req.method, req.url);
+    if (!file) return next();
+    res.writeHead(file.status, file.headers).end(req.method === 'HEAD' ? undefined : file.body);
+  });
+  // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
+  app.use((_req, res) => {
+    const out = problemResponse(new GatehouseError('not_found'));
+    res.writeHead(out.status, out.headers).end(out.body);
+  });
+
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve).once('error', reject);
+  });
+  if (config.workers > 0) gh.outbox.start();
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  config.logger.info(
+    { event: 'listening', url, origin: config.origin, workers: config.workers },
+    'listening',
+  );
+
+  return {
+    url,
+    origin: config.origin,
+    gh,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gh.close();
+      await config.close();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+import { runWorker } from '@gatehouse/demo-page';
+
+await runWorker(process.env);

@@ -1,0 +1,4 @@
+import { describeExampleApp } from '../../demo-page/test/example-app.js';
+import { startApp } from '../src/app.js';
+
+describeExampleApp('Express example', startApp);

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MailCatcher } from '@gatehouse/testkit';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startApp } from '../src/app.js';
+
+// The demo page's inbox part in Debian's Chromium: mail HTML must stay inside a script-less
+// sandboxed iframe, replies go out, attachments download.
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const reason = hasChromium
+  ? ''
+  : ` (skipped: ${CHROMIUM} not found; install it with apt-get install chromium)`;
+const PASSWORD = 'Juniper-Signal-Compass-3390';
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as { port: number };
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+describe.skipIf(!hasChromium)(`demo page inbox in Chromium${reason}`, () => {
+  let app: RunningApp;
+  let origin: string;
+  let context: BrowserContext;
+  let profile: string;
+  let page: Page;
+  let mail: MailCatcher;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    mail = await MailCatcher.start();
+    app = await startApp({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ORIGIN: origin,
+      WORKERS: '0',
+      LOG_LEVEL: 'error',
+      SMTP_URL: mail.url,
+    });
+    profile = mkdtempSync(join(tmpdir(), 'gatehouse-inbox-demo-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      acceptDownloads: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+      ],
+    });
+    page = await context.newPage();
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await app?.close();
+    await mail?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('shows mail HTML only in a sandboxed frame where its scripts never run, and replies', async () => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const email = `inbox-demo-${randomUUID()}@example.test`;
+    const address = `desk-${randomUUID()}@acme.test`;
+    await page.goto(`${origin}/`);
+    await page.evaluate(
+      async ({ email, password }) => {
+        await fetch('/auth/signup', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Inbox Demo', email, password }),
+        });
+      },
+      { email, password: PASSWORD },
+    );
+    const login = page.locator('#login-form');
+    await login.locator('input[name=email]').fill(email);
+    await login.locator('input[name=password]').fill(PASSWORD);
+    await login.locator('button[type=submit]').click();
+
+    const inbox = page.locator('#inbox');
+    await inbox.locator('input[name=address]').fill(address);
+    await inbox.locator('input[name=name]').fill('Front desk');
+    await inbox.getByRole('button', { name: 'Create inbox account' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Inbox account created.');
+
+    // Mail arrives (the consumer runs as the outbox would run it).
+    const hostile =
+      '<p id="hello">Hello from <b>mail</b></p>' +
+      '<script>parent.document.body.dataset.pwned = "script"</script>' +
+      '<img src="x" onerror="parent.document.body.dataset.pwned = \'onerror\'">';
+    const outcome = await app.gh.inbox.consumers.inbound({
+      id: randomUUID(),
+      name: 'inbox.mail.webhook.inbound.received',
+      payload: JSON.stringify({
+        type: 'email.received',
+        data: {
+          email_id: randomUUID(),
+          from: 'Ann <ann@customer.test>',
+          to: [address],
+          subject: 'Hostile HTML',
+          html: hostile,
+          message_id: '<hostile-1@customer.test>',
+          attachments: [
+            {
+              filename: 'notes.txt',
+              content_type: 'text/plain',
+              content: Buffer.from('the notes').toString('base64'),
+            },
+          ],
+        },
+      }),
+      attempt: 1,
+      createdAt: new Date(),
+    });
+    expect(outcome).toEqual({ outcome: 'stored' });
+
+    await inbox.getByRole('button', { name: `Front desk <${address}>` }).click();
+    await inbox.getByRole('button', { name: 'Hostile HTML' }).click();
+    const frame = inbox.locator('iframe.mail-html');
+    await frame.waitFor();
+    expect(await frame.getAttribute('sandbox')).toBe('');
+    expect(await frame.evaluate((f) => (f as HTMLIFrameElement).srcdoc)).toContain(hostile);
+    await expect.poll(() => frame.contentFrame().locator('#hello').textContent()).toBe('Hello from mail');
+    expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
+    // Nothing of the mail became part of this document.
+    expect(await page.locator('#hello').count()).toBe(0);
+
+    const downloading = page.waitForEvent('download');
+    await inbox.getByRole('button', { name: 'Download notes.txt' }).click();
+    const file = await downloading;
+    expect(file.suggestedFilename()).toBe('notes.txt');
+
+    await inbox.locator('textarea[name=text]').fill('Thanks, Ann.');
+    await inbox.getByRole('button', { name: 'Send reply' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Reply sent.');
+    const sent = await mail.waitFor('ann@customer.test');
+    expect(sent.subject).toBe('Re: Hostile HTML');
+    expect(sent.headers.get('in-reply-to')).toBe('<hostile-1@customer.test>');
+    expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+});

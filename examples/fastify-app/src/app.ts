@@ -1,0 +1,51 @@
+import { createGatehouse, type Gatehouse, GatehouseError, problemResponse } from '@gatehouse/core';
+import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
+import { gatehousePlugin } from '@gatehouse/fastify';
+import Fastify from 'fastify';
+
+export interface RunningApp {
+  /** Where the server listens. */
+  url: string;
+  /** Where a browser opens the page (`ORIGIN`; passkeys work only there). */
+  origin: string;
+  gh: Gatehouse;
+  close(): Promise<void>;
+}
+
+/** The Fastify example: the Gatehouse plugin, then the demo page. */
+export async function startApp(env: Env = process.env): Promise<RunningApp> {
+  const config = await readConfig(env);
+  const gh = createGatehouse(config.gatehouse);
+  const app = Fastify();
+  await app.register(gatehousePlugin, { gatehouse: gh });
+  // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
+  app.setNotFoundHandler((_req, reply) => {
+    const out = problemResponse(new GatehouseError('not_found'));
+    return reply.code(out.status).headers(out.headers).send(out.body);
+  });
+  app.get('/*', async (req, reply) => {
+    const file = await servePublic(req.method, req.url);
+    if (!file) return reply.callNotFound();
+    return reply.code(file.status).headers(file.headers).send(file.body);
+  });
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  if (config.workers > 0) gh.outbox.start();
+  const { port } = app.server.address() as { port: number };
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  config.logger.info(
+    { event: 'listening', url, address, origin: config.origin, workers: config.workers },
+    'listening',
+  );
+
+  return {
+    url,
+    origin: config.origin,
+    gh,
+    async close() {
+      await app.close();
+      await gh.close();
+      await config.close();
+    },
+  };
+}

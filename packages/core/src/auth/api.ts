@@ -1,0 +1,96 @@
+import type { z } from 'zod';
+import { validate } from '../http/handle.js';
+import type { Principal } from '../http/types.js';
+import { createAdmin, me, roles } from './account.js';
+import type { AuthDeps } from './deps.js';
+import type { RequestMeta } from './log.js';
+import { login } from './login.js';
+import { changePassword } from './password-change.js';
+import { requireFreshAuth } from './reauth.js';
+import { forgot, forgotReset } from './reset.js';
+import * as s from './schemas.js';
+import type { SessionService } from './sessions.js';
+import { signup } from './signup.js';
+
+type In<T extends z.ZodType> = z.input<T>;
+type Out<T extends z.ZodType> = z.output<T>;
+
+/** Every auth flow with already-validated input (what the routes call). */
+export function createAuthFlows(
+  d: AuthDeps,
+  sessions: SessionService,
+  authenticate: (token: string) => Promise<Principal>,
+) {
+  const admin = createAdmin(d);
+  return {
+    signup: (input: Out<typeof s.signupBody>, meta: RequestMeta = {}) => signup(d, input, meta),
+    login: (input: Out<typeof s.loginBody>, meta: RequestMeta = {}) => login(d, sessions, input, meta),
+    refresh: (input: Out<typeof s.refreshBody>, meta: RequestMeta = {}) =>
+      sessions.refresh(input.refreshToken, meta),
+    logout: (input: Out<typeof s.logoutBody>, meta: RequestMeta = {}) =>
+      sessions.logout(input.refreshToken, meta),
+    forgot: (input: Out<typeof s.forgotBody>, meta: RequestMeta = {}) => forgot(d, input.email, meta),
+    forgotReset: (input: Out<typeof s.forgotResetBody>, meta: RequestMeta = {}) =>
+      forgotReset(d, input, meta),
+    me: (principal: Principal) => me(d, principal),
+    roles: (principal: Principal) => roles(d, principal),
+    changePassword: (principal: Principal, input: Out<typeof s.changePasswordBody>, meta: RequestMeta = {}) =>
+      changePassword(d, principal, input, meta),
+    listSessions: async (principal: Principal) => ({ sessions: await sessions.list(principal) }),
+    /** Ends one of the caller's sessions; needs a fresh login or `password`. */
+    async revokeSession(
+      principal: Principal,
+      sid: string,
+      input: { password?: string } = {},
+      meta: RequestMeta = {},
+    ) {
+      await requireFreshAuth(d.ctx, principal, input.password);
+      await sessions.revokeOwn(principal, sid, meta);
+    },
+    /** Ends every session of the caller but the current one; needs a fresh login or `password`. */
+    async revokeOtherSessions(
+      principal: Principal,
+      input: { password?: string } = {},
+      _meta: RequestMeta = {},
+    ) {
+      await requireFreshAuth(d.ctx, principal, input.password);
+      await d.ctx.sessions.endAll(principal.userId, { exceptSid: principal.sid, reason: 'revoked_others' });
+    },
+    revokeSessions: admin.revokeSessions,
+    disableUser: admin.disableUser,
+    enableUser: admin.enableUser,
+    deleteUser: admin.deleteUser,
+    setRoles: admin.setRoles,
+    /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
+    verifyAccessToken: authenticate,
+  };
+}
+
+export type AuthFlows = ReturnType<typeof createAuthFlows>;
+
+/** `gh.auth.*`: the flows as plain async functions, inputs validated exactly as over HTTP. */
+export function createAuthApi(flows: AuthFlows) {
+  return {
+    ...flows,
+    signup: (input: In<typeof s.signupBody>, meta?: RequestMeta) =>
+      flows.signup(validate(s.signupBody, input), meta),
+    login: (input: In<typeof s.loginBody>, meta?: RequestMeta) =>
+      flows.login(validate(s.loginBody, input), meta),
+    refresh: (input: In<typeof s.refreshBody>, meta?: RequestMeta) =>
+      flows.refresh(validate(s.refreshBody, input), meta),
+    logout: (input: In<typeof s.logoutBody>, meta?: RequestMeta) =>
+      flows.logout(validate(s.logoutBody, input), meta),
+    forgot: (input: In<typeof s.forgotBody>, meta?: RequestMeta) =>
+      flows.forgot(validate(s.forgotBody, input), meta),
+    forgotReset: (input: In<typeof s.forgotResetBody>, meta?: RequestMeta) =>
+      flows.forgotReset(validate(s.forgotResetBody, input), meta),
+    changePassword: (principal: Principal, input: In<typeof s.changePasswordBody>, meta?: RequestMeta) =>
+      flows.changePassword(principal, validate(s.changePasswordBody, input), meta),
+    revokeSession: (principal: Principal, sid: string, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
+      flows.revokeSession(principal, sid, validate(s.reauthBody, input) ?? {}, meta),
+    revokeOtherSessions: (principal: Principal, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
+      flows.revokeOtherSessions(principal, validate(s.reauthBody, input) ?? {}, meta),
+  };
+}
+
+export type AuthApi = ReturnType<typeof createAuthApi>;

@@ -1,0 +1,45 @@
+import type { Logger } from '../ports/logger.js';
+
+/** Where a flow was called from: an HTTP route, or the library (then only what the host passed). */
+export interface RequestMeta {
+  /** Client address (the socket address, or a trusted proxy's forwarded one). Library calls
+   *  without it skip the per-address limits. */
+  ip?: string;
+  userAgent?: string;
+  requestId?: string;
+  route?: string;
+}
+
+export interface AuthEvent {
+  event: string;
+  outcome: 'success' | 'failure';
+  reason?: string;
+  userId?: string | null;
+  sid?: string | null;
+  [field: string]: unknown;
+}
+
+/** One security event (SECURITY.md Logging): constant message, user input only in fields,
+ *  never a password, code or token. The logger adds the time. */
+export function logAuthEvent(
+  logger: Logger,
+  level: 'info' | 'warn',
+  e: AuthEvent,
+  meta: RequestMeta = {},
+): void {
+  const { event, outcome, reason, userId, sid, ...extra } = e;
+  logger[level](
+    {
+      event,
+      outcome,
+      reason: reason ?? null,
+      userId: userId ?? null,
+      sid: sid ?? null,
+      ip: meta.ip ?? null,
+      route: meta.route ?? null,
+      requestId: meta.requestId ?? null,
+      ...extra,
+    },
+    `auth ${event} ${outcome}`,
+  );
+}

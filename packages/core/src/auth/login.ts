@@ -1,0 +1,83 @@
+import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { AuthDeps } from './deps.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+import type { SessionService } from './sessions.js';
+
+export interface LoginInput {
+  /** Canonical email. */
+  email: string;
+  password: string;
+  refreshToken?: boolean;
+}
+
+/** Email + password. Throttled before any Argon2 work; unknown emails cost one dummy-hash
+ *  verify and count against the limits like known ones; one answer for every failure. */
+export async function login(
+  d: AuthDeps,
+  sessions: SessionService,
+  input: LoginInput,
+  meta: RequestMeta,
+): Promise<SessionAnswer | MfaRequiredAnswer> {
+  const { ctx, passwords } = d;
+  const ip = meta.ip ?? '';
+  await ctx.throttle.check('login:ip', ip);
+  await ctx.throttle.check('login:email', input.email);
+
+  const user = await ctx.stores.users.findByEmail(input.email);
+  const ok = await passwords.verify(user, input.password);
+  if (!user || !ok || user.disabled) {
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      {
+        event: 'login',
+        outcome: 'failure',
+        reason: !user ? 'unknown_email' : !ok ? 'wrong_password' : 'disabled',
+        userId: user?.id,
+        factor: 'password',
+      },
+      meta,
+    );
+    await ctx.throttle.hit('login:email', input.email);
+    await ctx.throttle.hit('login:ip', ip);
+    throw new GatehouseError('invalid_credentials');
+  }
+  await ctx.throttle.reset('login:email', input.email);
+
+  if (passwords.needsRehash(user.passwordHash)) {
+    d.background.run('rehash', async () => {
+      const passwordHash = await passwords.hash(input.password);
+      await ctx.stores.users.setPassword(user.id, {
+        passwordHash,
+        changedAt: user.passwordChangedAt,
+        ifHash: user.passwordHash,
+      });
+    });
+  }
+
+  const refresh = input.refreshToken === true;
+  const methods = await ctx.mfa.methods(user.id);
+  if (methods.length > 0 || ctx.mfa.required) {
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
+      meta,
+    );
+    return ctx.mfa.begin(user.id, { refresh, ip, methods });
+  }
+  const answer = await sessions.issuer.issue(user.id, {
+    refresh,
+    amr: ['pwd'],
+    ip,
+    userAgent: meta.userAgent,
+  });
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    { event: 'login', outcome: 'success', userId: user.id, factor: 'password' },
+    meta,
+  );
+  return answer;
+}

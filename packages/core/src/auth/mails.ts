@@ -1,0 +1,34 @@
+import type { Mail } from '../ports/mailer.js';
+
+/** The reset mail holds only the code (never a link with it: tokens stay out of URLs). */
+export function resetCodeMail(to: string, code: string, ttlMinutes: number): Mail {
+  return {
+    to,
+    subject: 'Your password reset code',
+    text: [
+      'Someone asked to reset the password of this account.',
+      '',
+      `Reset code: ${code}`,
+      '',
+      `The code works once and expires in ${ttlMinutes} minutes.`,
+      'If you did not ask for it, ignore this mail: your password stays as it is.',
+    ].join('\n'),
+  };
+}
+
+export function passwordChangedMail(to: string, at: Date, how: 'reset' | 'change', othersEnded = true): Mail {
+  return {
+    to,
+    subject: 'Your password was changed',
+    text: [
+      `The password of this account was ${how === 'reset' ? 'reset with an emailed code' : 'changed'} at ${at.toISOString()}.`,
+      how === 'reset'
+        ? 'Every session was signed out.'
+        : othersEnded
+          ? 'Your other sessions were signed out.'
+          : 'Your other sessions stay signed in.',
+      '',
+      'If this was not you, reset your password now and review your sign-in methods.',
+    ].join('\n'),
+  };
+}

@@ -1,0 +1,111 @@
+import type { ThrottleBucket } from '../context.js';
+import { ConfigError } from '../errors.js';
+import type { GatehouseOptions } from '../options.js';
+
+/** One limiter bucket: at most `points` events per fixed window of `durationSeconds`. */
+export interface ThrottleLimit {
+  points: number;
+  durationSeconds: number;
+}
+
+export type ThrottleOptions = Partial<Record<ThrottleBucket, ThrottleLimit>>;
+
+export interface PasswordPolicyOptions {
+  /** Lowest accepted zxcvbn-ts score (0-4). Default 3. */
+  minScore?: 0 | 1 | 2 | 3 | 4;
+  /** Optional breached-password check (e.g. a k-anonymity API client). Off unless supplied;
+   *  a `true` answer rejects the password with 400 `validation_failed`. */
+  isBreached?: (password: string) => Promise<boolean>;
+}
+
+export interface PasswordHashingOptions {
+  /** Argon2id memory in KiB. Default 19456 (OWASP). */
+  memoryCost?: number;
+  /** Argon2id passes. Default 2. */
+  timeCost?: number;
+  /** Argon2id lanes. Default 1. */
+  parallelism?: number;
+  /** Hashes computed at once; the rest wait in a queue. Default 4. */
+  concurrency?: number;
+  /** Waiting hashes beyond this are refused with 503 `unavailable`. Default 1000. */
+  maxQueue?: number;
+}
+
+/** Every auth number resolved, defaults applied (docs/auth.md lists them). */
+export interface AuthConfig {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  refreshIdleSeconds: number;
+  refreshReuseGraceSeconds: number;
+  maxSessionsPerUser: number;
+  defaultRoles: string[];
+  minScore: number;
+  isBreached?: (password: string) => Promise<boolean>;
+  hashing: Required<PasswordHashingOptions>;
+  throttle: Record<ThrottleBucket, ThrottleLimit>;
+  signup: boolean;
+  /** Access verification and password context words. */
+  issuer: string;
+  audience: string;
+}
+
+const MIN = 60;
+const DAY = 86400;
+
+export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
+  'login:email': { points: 10, durationSeconds: 15 * MIN },
+  'login:ip': { points: 100, durationSeconds: 15 * MIN },
+  'code:user': { points: 10, durationSeconds: 15 * MIN },
+  'code:ip': { points: 100, durationSeconds: 15 * MIN },
+  'forgot:email': { points: 3, durationSeconds: 15 * MIN },
+  resend: { points: 1, durationSeconds: 30 },
+  'signup:ip': { points: 100, durationSeconds: 60 * MIN },
+  'webauthn:ip': { points: 100, durationSeconds: 15 * MIN },
+};
+
+function whole(name: string, v: number | undefined, dflt: number, min = 1): number {
+  const n = v ?? dflt;
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}`);
+  return n;
+}
+
+export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {
+  const throttle = { ...defaultThrottle };
+  for (const [bucket, limit] of Object.entries(o.throttle ?? {}) as Array<[ThrottleBucket, ThrottleLimit]>) {
+    if (!Object.hasOwn(defaultThrottle, bucket)) throw new ConfigError(`unknown throttle bucket ${bucket}`);
+    throttle[bucket] = {
+      points: whole(`throttle.${bucket}.points`, limit.points, 1),
+      durationSeconds: whole(`throttle.${bucket}.durationSeconds`, limit.durationSeconds, 1),
+    };
+  }
+  const refreshTokenTtlSeconds = whole('refreshTokenTtlSeconds', o.refreshTokenTtlSeconds, 30 * DAY);
+  const minScore = o.passwordPolicy?.minScore ?? 3;
+  if (![0, 1, 2, 3, 4].includes(minScore)) throw new ConfigError('passwordPolicy.minScore must be 0-4');
+  const h = o.passwordHashing ?? {};
+  const accessTokenTtlSeconds = whole('accessTokenTtlSeconds', o.accessTokenTtlSeconds, 15 * MIN);
+  if (accessTokenTtlSeconds > DAY) throw new ConfigError('accessTokenTtlSeconds must be at most one day');
+  return {
+    accessTokenTtlSeconds,
+    refreshTokenTtlSeconds,
+    refreshIdleSeconds: Math.min(
+      whole('refreshIdleSeconds', o.refreshIdleSeconds, 7 * DAY),
+      refreshTokenTtlSeconds,
+    ),
+    refreshReuseGraceSeconds: whole('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
+    maxSessionsPerUser: whole('maxSessionsPerUser', o.maxSessionsPerUser, 50),
+    defaultRoles: [...(o.defaultRoles ?? ['user'])],
+    minScore,
+    isBreached: o.passwordPolicy?.isBreached,
+    hashing: {
+      memoryCost: whole('passwordHashing.memoryCost', h.memoryCost, 19456, 8),
+      timeCost: whole('passwordHashing.timeCost', h.timeCost, 2),
+      parallelism: whole('passwordHashing.parallelism', h.parallelism, 1),
+      concurrency: whole('passwordHashing.concurrency', h.concurrency, 4),
+      maxQueue: whole('passwordHashing.maxQueue', h.maxQueue, 1000, 0),
+    },
+    throttle,
+    signup: o.routes?.signup !== false,
+    issuer: o.issuer,
+    audience: o.audience,
+  };
+}

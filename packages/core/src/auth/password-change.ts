@@ -1,0 +1,83 @@
+import { GatehouseError } from '../errors.js';
+import type { Principal } from '../http/types.js';
+import type { AuthDeps } from './deps.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+import { passwordChangedMail } from './mails.js';
+import { passwordContext } from './signup.js';
+
+export interface ChangePasswordInput {
+  currentPassword: string;
+  newPassword: string;
+  keepOtherSessions?: boolean;
+}
+
+/** `POST /auth/password`: a wrong current password is a failed login (same limits, same
+ *  answer); other sessions end unless the caller opts out; pending MFA logins die; the owner
+ *  is mailed. */
+export async function changePassword(
+  d: AuthDeps,
+  principal: Principal,
+  input: ChangePasswordInput,
+  meta: RequestMeta,
+): Promise<void> {
+  const { ctx, passwords } = d;
+  const user = await ctx.stores.users.findById(principal.userId);
+  if (!user || user.disabled) throw new GatehouseError('invalid_token');
+  const ip = meta.ip ?? '';
+  await ctx.throttle.check('login:ip', ip);
+  await ctx.throttle.check('login:email', user.email);
+  if (!(await passwords.verify(user, input.currentPassword))) {
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      {
+        event: 'password_change',
+        outcome: 'failure',
+        reason: 'wrong_password',
+        userId: user.id,
+        sid: principal.sid,
+      },
+      meta,
+    );
+    await ctx.throttle.hit('login:email', user.email);
+    await ctx.throttle.hit('login:ip', ip);
+    throw new GatehouseError('invalid_credentials');
+  }
+  passwords.assertStrong(input.newPassword, passwordContext(d, user));
+  await passwords.assertNotBreached(input.newPassword);
+  const passwordHash = await passwords.hash(input.newPassword);
+
+  const at = ctx.clock.now();
+  const endOthers = input.keepOtherSessions !== true;
+  const sids = await ctx.stores.transaction(async (tx) => {
+    // Compare-and-set: a concurrent change with the same old password cannot both win.
+    const changed = await tx.users.setPassword(user.id, {
+      passwordHash,
+      changedAt: at,
+      ifHash: user.passwordHash,
+    });
+    if (!changed) throw new GatehouseError('invalid_credentials');
+    const ended = endOthers
+      ? await tx.sessions.revokeAllForUser(user.id, at, {
+          reason: 'password_change',
+          exceptSid: principal.sid,
+        })
+      : [];
+    await ctx.mfa.voidPending(user.id);
+    return ended;
+  });
+  d.ended.add(sids);
+  d.background.run('mail', () => ctx.mailer.send(passwordChangedMail(user.email, at, 'change', endOthers)));
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    {
+      event: 'password_change',
+      outcome: 'success',
+      userId: user.id,
+      sid: principal.sid,
+      sessionsEnded: sids.length,
+    },
+    meta,
+  );
+}

@@ -1,0 +1,43 @@
+import type { GatehouseContext } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { Principal } from '../http/types.js';
+import { logAuthEvent } from './log.js';
+
+/** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
+export const REAUTH_WINDOW_SECONDS = 600;
+
+/** Guards a sensitive change (MFA factors, sessions): passes when the session's login
+ *  (`auth_time`) is at most 10 minutes old, or when `password` is the user's password;
+ *  otherwise 403 `reauth_required`. A given password is always checked, fresh or not.
+ *  `requirePassword` (removing a factor, new recovery codes) ignores `auth_time`.
+ *  Wrong passwords count as failed logins of the account (throttled, 429 when over). */
+export async function requireFreshAuth(
+  ctx: GatehouseContext,
+  principal: Principal,
+  password?: string,
+  opts: { requirePassword?: boolean } = {},
+): Promise<void> {
+  if (password === undefined) {
+    const age = Math.floor(ctx.clock.now().getTime() / 1000) - principal.authTime;
+    if (!opts.requirePassword && age <= REAUTH_WINDOW_SECONDS) return;
+    throw denied(ctx, principal, 'stale_auth');
+  }
+  const user = await ctx.stores.users.findById(principal.userId);
+  if (!user) throw new GatehouseError('invalid_token');
+  await ctx.throttle.check('login:email', user.email);
+  if (user.disabled || !(await ctx.passwords.verify(user, password))) {
+    await ctx.throttle.hit('login:email', user.email);
+    throw denied(ctx, principal, 'wrong_password');
+  }
+}
+
+function denied(ctx: GatehouseContext, principal: Principal, reason: string): GatehouseError {
+  logAuthEvent(ctx.logger, 'info', {
+    event: 'authorization_denied',
+    outcome: 'failure',
+    reason,
+    userId: principal.userId,
+    sid: principal.sid,
+  });
+  return new GatehouseError('reauth_required');
+}

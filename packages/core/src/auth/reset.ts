@@ -1,0 +1,97 @@
+import { GatehouseError, isGatehouseError } from '../errors.js';
+import { randomToken, sha256 } from '../tokens/opaque.js';
+import type { AuthDeps } from './deps.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+import { passwordChangedMail, resetCodeMail } from './mails.js';
+import { passwordContext } from './signup.js';
+
+export const RESET_CODE_TTL_SECONDS = 30 * 60;
+
+/** Step 1: 202 for every well-formed email. The answer waits only for the limiter hit, which
+ *  is the same for known and unknown emails; finding the user, storing the code and mailing
+ *  it run in the background, so neither timing nor answer tells whether an account exists.
+ *  Over the per-email limit the answer stays 202 and no mail is sent. */
+export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Promise<{ accepted: true }> {
+  const { ctx } = d;
+  try {
+    await ctx.throttle.hit('forgot:email', email);
+  } catch (e) {
+    if (isGatehouseError(e) && e.code === 'rate_limited') {
+      logAuthEvent(ctx.logger, 'info', { event: 'forgot', outcome: 'failure', reason: 'rate_limited' }, meta);
+      return { accepted: true };
+    }
+    throw e;
+  }
+  d.background.run('reset_code', async () => {
+    const user = await ctx.stores.users.findByEmail(email);
+    if (!user || user.disabled) {
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        { event: 'forgot', outcome: 'failure', reason: 'unknown_email' },
+        meta,
+      );
+      return;
+    }
+    const code = randomToken();
+    const now = ctx.clock.now();
+    await ctx.stores.resetCodes.create({
+      hash: sha256(code),
+      userId: user.id,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + RESET_CODE_TTL_SECONDS * 1000),
+    });
+    await ctx.mailer.send(resetCodeMail(user.email, code, RESET_CODE_TTL_SECONDS / 60));
+    logAuthEvent(ctx.logger, 'info', { event: 'forgot', outcome: 'success', userId: user.id }, meta);
+  });
+  return { accepted: true };
+}
+
+/** Step 2: the code alone identifies the request. Consuming it, setting the password and
+ *  ending every session commit together; pending MFA logins die; no tokens are returned, so
+ *  MFA still applies at the next login; the owner is mailed. */
+export async function forgotReset(
+  d: AuthDeps,
+  input: { code: string; password: string },
+  meta: RequestMeta,
+): Promise<void> {
+  const { ctx, passwords } = d;
+  const ip = meta.ip ?? '';
+  await ctx.throttle.check('code:ip', ip);
+  const hash = sha256(input.code);
+  const found = await ctx.stores.resetCodes.find(hash, ctx.clock.now());
+  const user = found && (await ctx.stores.users.findById(found.userId));
+  if (!user || user.disabled) {
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      { event: 'password_reset', outcome: 'failure', reason: 'invalid_code' },
+      meta,
+    );
+    await ctx.throttle.hit('code:ip', ip);
+    throw new GatehouseError('invalid_code');
+  }
+  passwords.assertStrong(input.password, passwordContext(d, user));
+  await passwords.assertNotBreached(input.password);
+  const passwordHash = await passwords.hash(input.password);
+
+  const at = ctx.clock.now();
+  const sids = await ctx.stores.transaction(async (tx) => {
+    const used = await tx.resetCodes.consume(hash, at);
+    if (!used || used.userId !== user.id) throw new GatehouseError('invalid_code');
+    await tx.users.setPassword(user.id, { passwordHash, changedAt: at });
+    // The code came through the mailbox: the address is proven.
+    await tx.users.markEmailVerified(user.id);
+    const ended = await tx.sessions.revokeAllForUser(user.id, at, { reason: 'password_reset' });
+    await ctx.mfa.voidPending(user.id);
+    return ended;
+  });
+  d.ended.add(sids);
+  d.background.run('mail', () => ctx.mailer.send(passwordChangedMail(user.email, at, 'reset')));
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    { event: 'password_reset', outcome: 'success', userId: user.id, sessionsEnded: sids.length },
+    meta,
+  );
+}

@@ -1,0 +1,175 @@
+import type { z } from 'zod';
+import type { HeaderValue, RouteContext, RouteDef } from '../http/types.js';
+import type { AuthFlows } from './api.js';
+import type { RequestMeta } from './log.js';
+import * as s from './schemas.js';
+
+function metaOf(rc: RouteContext<unknown>): RequestMeta {
+  const ua: HeaderValue = rc.headers['user-agent'];
+  return {
+    ip: rc.ip,
+    userAgent: (Array.isArray(ua) ? ua[0] : ua)?.slice(0, 256),
+    requestId: rc.requestId,
+    route: rc.route,
+  };
+}
+
+const ok = (description: string, schema?: z.ZodType) => ({ description, schema });
+
+/** Routes 1-8 of CONTRACT.md section 2 and the auth housekeeping routes. Each handler is the
+ *  library function with the request's metadata: one flow, two entrances. */
+export function authRoutes(
+  api: AuthFlows,
+  opts: { signup: boolean; jwks: () => Promise<unknown> },
+): RouteDef[] {
+  const routes: RouteDef[] = [
+    {
+      method: 'GET',
+      path: '/me',
+      area: 'auth',
+      auth: 'bearer',
+      summary: 'The authenticated user',
+      responses: { 200: ok('The user', s.meAnswer) },
+      handler: async (rc) => ({ status: 200, body: await api.me(rc.principal) }),
+    },
+    {
+      method: 'GET',
+      path: '/roles',
+      area: 'auth',
+      auth: 'bearer',
+      summary: 'Roles of the authenticated user',
+      responses: { 200: ok('The roles', s.rolesAnswer) },
+      handler: async (rc) => ({ status: 200, body: await api.roles(rc.principal) }),
+    },
+    {
+      method: 'POST',
+      path: '/login',
+      area: 'auth',
+      auth: 'none',
+      body: s.loginBody,
+      summary: 'Log in with email and password',
+      responses: {
+        200: ok(
+          'A session, or `{ mfaRequired, mfaToken, methods }` when MFA is on',
+          s.sessionAnswer.or(s.mfaRequiredAnswer),
+        ),
+      },
+      handler: async (rc) => ({ status: 200, body: await api.login(rc.body, metaOf(rc)) }),
+    },
+    {
+      method: 'POST',
+      path: '/refresh',
+      area: 'auth',
+      auth: 'none',
+      body: s.refreshBody,
+      summary: 'Exchange a refresh token for a new pair (rotation)',
+      responses: { 200: ok('A session with a new refresh token', s.sessionAnswer) },
+      handler: async (rc) => ({ status: 200, body: await api.refresh(rc.body, metaOf(rc)) }),
+    },
+    {
+      method: 'POST',
+      path: '/logout',
+      area: 'auth',
+      auth: 'none',
+      body: s.logoutBody,
+      summary: 'End the session of a refresh token',
+      responses: { 204: ok('Session ended') },
+      handler: async (rc) => {
+        await api.logout(rc.body, metaOf(rc));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/forgot',
+      area: 'auth',
+      auth: 'none',
+      body: s.forgotBody,
+      summary: 'Mail a password-reset code (same answer for unknown emails)',
+      responses: { 202: ok('Accepted', s.acceptedAnswer) },
+      handler: async (rc) => ({ status: 202, body: await api.forgot(rc.body, metaOf(rc)) }),
+    },
+    {
+      method: 'POST',
+      path: '/forgot-reset',
+      area: 'auth',
+      auth: 'none',
+      body: s.forgotResetBody,
+      summary: 'Set a new password with the mailed code',
+      responses: { 204: ok('Password changed; every session ended') },
+      handler: async (rc) => {
+        await api.forgotReset(rc.body, metaOf(rc));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/password',
+      area: 'auth',
+      auth: 'bearer',
+      body: s.changePasswordBody,
+      summary: 'Change the password (other sessions end unless keepOtherSessions)',
+      responses: { 204: ok('Password changed') },
+      handler: async (rc) => {
+        await api.changePassword(rc.principal, rc.body, metaOf(rc));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/sessions',
+      area: 'auth',
+      auth: 'bearer',
+      summary: "The caller's live sessions",
+      responses: { 200: ok('Sessions, newest first', s.sessionsAnswer) },
+      handler: async (rc) => ({ status: 200, body: await api.listSessions(rc.principal) }),
+    },
+    {
+      method: 'DELETE',
+      path: '/sessions',
+      area: 'auth',
+      auth: 'bearer',
+      body: s.reauthBody,
+      summary: 'End every other session (fresh login or password needed)',
+      responses: { 204: ok('Other sessions ended') },
+      handler: async (rc) => {
+        await api.revokeOtherSessions(rc.principal, rc.body ?? {}, metaOf(rc));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/sessions/:id',
+      area: 'auth',
+      auth: 'bearer',
+      body: s.reauthBody,
+      summary: 'End one of your sessions (fresh login or password needed)',
+      responses: { 204: ok('Session ended') },
+      handler: async (rc) => {
+        await api.revokeSession(rc.principal, rc.params.id!, rc.body ?? {}, metaOf(rc));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/.well-known/jwks.json',
+      area: 'auth',
+      auth: 'none',
+      summary: 'Public keys that verify access tokens (empty for HS256)',
+      responses: { 200: ok('JWK set', s.jwksAnswer) },
+      handler: async () => ({ status: 200, body: await opts.jwks() }),
+    },
+  ];
+  if (opts.signup)
+    routes.splice(4, 0, {
+      method: 'POST',
+      path: '/signup',
+      area: 'auth',
+      auth: 'none',
+      body: s.signupBody,
+      summary: 'Register an account',
+      responses: { 201: ok('Registered', s.signupAnswer) },
+      handler: async (rc) => ({ status: 201, body: await api.signup(rc.body, metaOf(rc)) }),
+    });
+  return routes;
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { canonicalEmail } from './email.js';
+import { PASSWORD_MAX, passwordLength } from './passwords.js';
+
+/** Email as typed, made canonical (trim, NFC, lower case), then validated. */
+export const emailField = z.string().max(254).overwrite(canonicalEmail).pipe(z.email());
+
+/** A password exactly as sent (never trimmed). Up to 128 characters (code points), so up to
+ *  256 UTF-16 units; the 8-character minimum of new passwords is the strength policy's. */
+export const passwordField = z
+  .string()
+  .min(1)
+  .max(PASSWORD_MAX * 2)
+  .refine((s) => passwordLength(s) <= PASSWORD_MAX, `At most ${PASSWORD_MAX} characters`);
+
+const nameField = z.string().trim().min(1).max(200);
+const tokenField = z.string().min(1).max(4096);
+const codeField = z.string().min(1).max(64);
+
+export const loginBody = z.strictObject({
+  email: emailField,
+  password: passwordField,
+  refreshToken: z.boolean().optional(),
+});
+export const refreshBody = z.strictObject({ refreshToken: tokenField });
+export const signupBody = z.strictObject({ name: nameField, email: emailField, password: passwordField });
+export const logoutBody = z.strictObject({ refreshToken: tokenField });
+export const forgotBody = z.strictObject({ email: emailField });
+export const forgotResetBody = z.strictObject({ code: codeField, password: passwordField });
+export const changePasswordBody = z.strictObject({
+  currentPassword: passwordField,
+  newPassword: passwordField,
+  /** Default false: every other session ends. */
+  keepOtherSessions: z.boolean().optional(),
+});
+/** Body of session revocations: optional, `password` stands in for a recent login. */
+export const reauthBody = z.strictObject({ password: passwordField.optional() }).optional();
+
+// --- answers (OpenAPI) ---
+
+export const sessionAnswer = z.object({
+  accessToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int(),
+  refreshToken: z.string().optional(),
+});
+export const mfaRequiredAnswer = z.object({
+  mfaRequired: z.literal(true),
+  mfaToken: z.string(),
+  methods: z.array(z.enum(['totp', 'email', 'webauthn', 'recovery'])),
+});
+export const meAnswer = z.object({
+  user: z.object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    roles: z.array(z.string()),
+    emailVerified: z.boolean(),
+    mfa: z.object({ enabled: z.boolean(), methods: z.array(z.enum(['totp', 'email', 'webauthn'])) }),
+  }),
+});
+export const rolesAnswer = z.object({ roles: z.array(z.string()) });
+export const signupAnswer = z.object({
+  user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+});
+export const acceptedAnswer = z.object({ accepted: z.literal(true) });
+export const sessionsAnswer = z.object({
+  sessions: z.array(
+    z.object({
+      id: z.string(),
+      current: z.boolean(),
+      createdAt: z.string(),
+      lastUsedAt: z.string(),
+      expiresAt: z.string(),
+      authTime: z.string(),
+      amr: z.array(z.string()),
+      ip: z.string(),
+      userAgent: z.string().nullable(),
+    }),
+  ),
+});
+export const jwksAnswer = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionAnswer, SessionIssuer } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { Principal } from '../http/types.js';
+import type { Session } from '../ports/session-store.js';
+import { signAccessToken } from '../tokens/access-token.js';
+import { randomToken, sha256 } from '../tokens/opaque.js';
+import type { AuthDeps } from './deps.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+function isLive(s: Session, now: Date): boolean {
+  const t = now.getTime();
+  return s.endedAt === null && t < s.expiresAt.getTime() && t < s.idleExpiresAt.getTime();
+}
+
+/** Sessions as refresh-token families: issue, rotate (with reuse detection), end. */
+export function createSessionService(d: AuthDeps) {
+  const { ctx, config, ended } = d;
+  const store = () => ctx.stores.sessions;
+
+  const accessToken = (s: { userId: string; id: string; authTime: Date; amr: string[] }) =>
+    signAccessToken(
+      ctx.keyring,
+      { audience: config.audience, ttlSeconds: config.accessTokenTtlSeconds },
+      { userId: s.userId, sid: s.id, authTime: seconds(s.authTime), amr: s.amr },
+    );
+
+  const answer = (token: string, refreshToken?: string): SessionAnswer => ({
+    accessToken: token,
+    tokenType: 'Bearer',
+    expiresIn: config.accessTokenTtlSeconds,
+    ...(refreshToken === undefined ? {} : { refreshToken }),
+  });
+
+  const idleEnd = (now: Date) => new Date(now.getTime() + config.refreshIdleSeconds * 1000);
+
+  const issuer: SessionIssuer = {
+    async issue(userId, opts) {
+      const user = await ctx.stores.users.findById(userId);
+      if (!user || user.disabled) throw new GatehouseError('invalid_credentials');
+      const now = ctx.clock.now();
+      const refreshToken = opts.refresh ? randomToken() : undefined;
+      // Without a refresh token the session ends with its one access token.
+      const expiresAt = new Date(
+        now.getTime() + (refreshToken ? config.refreshTokenTtlSeconds : config.accessTokenTtlSeconds) * 1000,
+      );
+      const session: Session = {
+        id: randomUUID(),
+        userId,
+        createdAt: now,
+        expiresAt,
+        idleExpiresAt: refreshToken
+          ? new Date(Math.min(idleEnd(now).getTime(), expiresAt.getTime()))
+          : expiresAt,
+        lastUsedAt: now,
+        authTime: opts.authTime === undefined ? now : new Date(opts.authTime * 1000),
+        amr: [...opts.amr],
+        ip: opts.ip,
+        userAgent: opts.userAgent?.slice(0, 256) ?? null,
+        endedAt: null,
+        endReason: null,
+      };
+      const evicted = await store().create(
+        session,
+        refreshToken ? { hash: sha256(refreshToken), idleExpiresAt: session.idleExpiresAt } : null,
+        { maxPerUser: config.maxSessionsPerUser },
+      );
+      if (evicted.length > 0) {
+        ended.add(evicted);
+        logAuthEvent(ctx.logger, 'info', {
+          event: 'session_evicted',
+          outcome: 'success',
+          userId,
+          count: evicted.length,
+        });
+      }
+      return answer(await accessToken(session), refreshToken);
+    },
+
+    async endAll(userId, opts) {
+      const sids = await store().revokeAllForUser(userId, ctx.clock.now(), {
+        reason: opts?.reason ?? 'revoked',
+        exceptSid: opts?.exceptSid,
+      });
+      ended.add(sids);
+      logAuthEvent(ctx.logger, 'info', {
+        event: 'sessions_ended',
+        outcome: 'success',
+        reason: opts?.reason ?? 'revoked',
+        userId,
+        count: sids.length,
+      });
+    },
+  };
+
+  async function refresh(token: string, meta: RequestMeta): Promise<SessionAnswer> {
+    const hash = sha256(token);
+    const found = await store().findByToken(hash);
+    const now = ctx.clock.now();
+    if (!found || !isLive(found.session, now)) {
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        {
+          event: 'refresh',
+          outcome: 'failure',
+          reason: found ? 'session_ended' : 'unknown_token',
+          userId: found?.session.userId,
+          sid: found?.session.id,
+        },
+        meta,
+      );
+      throw new GatehouseError('invalid_token');
+    }
+    const s = found.session;
+    const next = randomToken();
+    const rotated = await store().rotate(hash, { hash: sha256(next), idleExpiresAt: idleEnd(now) }, now, {
+      graceSeconds: config.refreshReuseGraceSeconds,
+    });
+    if (!rotated) {
+      // An already-rotated token came back: theft, or a lost race. Either way the family ends.
+      if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
+      logAuthEvent(
+        ctx.logger,
+        'warn',
+        { event: 'refresh_reuse', outcome: 'failure', reason: 'token_reused', userId: s.userId, sid: s.id },
+        meta,
+      );
+      throw new GatehouseError('invalid_token');
+    }
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      { event: 'refresh', outcome: 'success', userId: s.userId, sid: s.id },
+      meta,
+    );
+    return answer(await accessToken(rotated), next);
+  }
+
+  /** Ends the family of `token`. Unknown or already-ended tokens are accepted silently
+   *  (RFC 7009 style; docs/decisions/0102). */
+  async function logout(token: string, meta: RequestMeta): Promise<void> {
+    const found = await store().findByToken(sha256(token));
+    if (!found) return;
+    const { session: s } = found;
+    if (await store().revoke(s.id, ctx.clock.now(), 'logout')) {
+      ended.add([s.id]);
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        { event: 'logout', outcome: 'success', userId: s.userId, sid: s.id },
+        meta,
+      );
+    }
+  }
+
+  async function list(principal: Principal) {
+    const sessions = await store().listForUser(principal.userId, ctx.clock.now());
+    return sessions.map((s) => ({
+      id: s.id,
+      current: s.id === principal.sid,
+      createdAt: s.createdAt.toISOString(),
+      lastUsedAt: s.lastUsedAt.toISOString(),
+      expiresAt: new Date(Math.min(s.expiresAt.getTime(), s.idleExpiresAt.getTime())).toISOString(),
+      authTime: s.authTime.toISOString(),
+      amr: s.amr,
+      ip: s.ip,
+      userAgent: s.userAgent,
+    }));
+  }
+
+  /** Ends one of the caller's own sessions; anyone else's id is 404 (no oracle). */
+  async function revokeOwn(principal: Principal, sid: string, meta: RequestMeta): Promise<void> {
+    const s = await store().findById(sid);
+    const now = ctx.clock.now();
+    if (!s || s.userId !== principal.userId || !isLive(s, now)) {
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        {
+          event: 'authorization_denied',
+          outcome: 'failure',
+          reason: 'not_own_session',
+          userId: principal.userId,
+        },
+        meta,
+      );
+      throw new GatehouseError('not_found');
+    }
+    if (await store().revoke(sid, now, 'revoked')) ended.add([sid]);
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      { event: 'session_revoked', outcome: 'success', userId: principal.userId, sid },
+      meta,
+    );
+  }
+
+  return { issuer, refresh, logout, list, revokeOwn };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;

@@ -1,0 +1,116 @@
+import {
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterStoreAbstract as StoreAbstract,
+} from 'rate-limiter-flexible';
+import type { Throttle, ThrottleBucket } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
+import type { Logger } from '../ports/logger.js';
+import { limiterAddress } from '../util/client-ip.js';
+import type { ThrottleLimit } from './options.js';
+
+// The package types RateLimiterStoreAbstract but exports it only by file path; every store-backed
+// limiter extends it, so it is taken from one of them (no deep import, same in ESM and CJS).
+const RateLimiterStoreAbstract: typeof StoreAbstract = Object.getPrototypeOf(RateLimiterRedis);
+
+/** rate-limiter-flexible on top of the limiter port: the library keeps the limiting logic,
+ *  the port keeps the counters (memory now, Postgres later), time comes from the injected clock. */
+class PortRateLimiter extends RateLimiterStoreAbstract {
+  constructor(
+    private readonly port: LimiterStore,
+    private readonly clock: Clock,
+    opts: { points: number; duration: number; keyPrefix: string },
+  ) {
+    super({ ...opts, storeClient: port });
+  }
+
+  _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<LimiterRecord> {
+    // block()/set() are not used by Gatehouse and the port has no forced expiry.
+    if (forceExpire) return Promise.reject(new Error('forced expiry is not supported'));
+    return this.port.consume(rlKey, points, msDuration, this.clock.now());
+  }
+
+  _get(rlKey: string): Promise<LimiterRecord | null> {
+    return this.port.get(rlKey, this.clock.now());
+  }
+
+  _delete(rlKey: string): Promise<boolean> {
+    return this.port.delete(rlKey).then(() => true);
+  }
+
+  _getRateLimiterRes(_rlKey: string, changedPoints: number, rec: LimiterRecord): RateLimiterRes {
+    return new RateLimiterRes(
+      Math.max(this.points - rec.points, 0),
+      Math.max(rec.resetAt.getTime() - this.clock.now().getTime(), 0),
+      rec.points,
+      rec.points === changedPoints,
+    );
+  }
+}
+
+const tooMany = (msBeforeNext: number) =>
+  new GatehouseError('rate_limited', { retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)) });
+
+/** The Throttle of the context: named buckets with configured limits. Keys of `:ip` buckets
+ *  are cut to the limiter address (IPv6 /64). An empty key (no client address known, e.g. a
+ *  library call without `ip`) is not limited. A limiter store failure propagates (503): the
+ *  throttle fails closed. */
+export function createThrottle(opts: {
+  port: LimiterStore;
+  clock: Clock;
+  logger: Logger;
+  limits: Record<ThrottleBucket, ThrottleLimit>;
+}): Throttle {
+  const limiters = new Map<ThrottleBucket, PortRateLimiter>();
+  for (const [bucket, { points, durationSeconds }] of Object.entries(opts.limits) as Array<
+    [ThrottleBucket, ThrottleLimit]
+  >) {
+    limiters.set(
+      bucket,
+      new PortRateLimiter(opts.port, opts.clock, { points, duration: durationSeconds, keyPrefix: bucket }),
+    );
+  }
+  const keyOf = (bucket: ThrottleBucket, key: string) => (bucket.endsWith(':ip') ? limiterAddress(key) : key);
+  const limited = (bucket: ThrottleBucket, ms: number) => {
+    opts.logger.info({ event: 'rate_limited', outcome: 'failure', bucket }, 'rate limited');
+    return tooMany(ms);
+  };
+  const failed = (bucket: ThrottleBucket, e: unknown) => {
+    opts.logger.error(
+      { event: 'limiter_unavailable', bucket, err: e instanceof Error ? e.message : String(e) },
+      'limiter store failed; refusing',
+    );
+    return e;
+  };
+
+  return {
+    async check(bucket, key) {
+      if (key === '') return;
+      const rl = limiters.get(bucket)!;
+      const res = await rl.get(keyOf(bucket, key)).catch((e: unknown) => {
+        throw failed(bucket, e);
+      });
+      if (res && res.consumedPoints >= rl.points) throw limited(bucket, res.msBeforeNext);
+    },
+    async hit(bucket, key) {
+      if (key === '') return;
+      try {
+        await limiters.get(bucket)!.consume(keyOf(bucket, key));
+      } catch (e) {
+        if (e instanceof RateLimiterRes) throw limited(bucket, e.msBeforeNext);
+        throw failed(bucket, e);
+      }
+    },
+    async reset(bucket, key) {
+      if (key === '') return;
+      await limiters
+        .get(bucket)!
+        .delete(keyOf(bucket, key))
+        .catch((e: unknown) => {
+          throw failed(bucket, e);
+        });
+    },
+  };
+}

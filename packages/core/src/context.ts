@@ -1,0 +1,109 @@
+import type { GatehouseOptions } from './options.js';
+import type { Clock } from './ports/clock.js';
+import type { Logger } from './ports/logger.js';
+import type { Mailer } from './ports/mailer.js';
+import type { Settings } from './ports/settings.js';
+import type { Stores } from './ports/stores.js';
+import type { Keyring } from './tokens/keyring.js';
+
+/** The session answer of CONTRACT.md section 2. */
+export interface SessionAnswer {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  refreshToken?: string;
+}
+
+/** Issues a session (access token + optional refresh token family). Owned by the auth area,
+ *  used by the MFA area to complete a pending login. */
+export interface SessionIssuer {
+  issue(
+    userId: string,
+    opts: { refresh: boolean; amr: string[]; authTime?: number; ip: string; userAgent?: string },
+  ): Promise<SessionAnswer>;
+  /** Ends every session (refresh-token family) of the user except `exceptSid`; their access
+   *  tokens are refused from then on. */
+  endAll(userId: string, opts?: { exceptSid?: string; reason: string }): Promise<void>;
+}
+
+/** Password hashing (Argon2id, capped concurrency) and the strength policy. Owned by the auth area. */
+export interface PasswordService {
+  hash(password: string): Promise<string>;
+  /** Verifies `password` against the user's hash (a dummy hash when `user` is null, same cost). */
+  verify(user: { passwordHash: string } | null, password: string): Promise<boolean>;
+  /** Throws 400 validation_failed when too weak; `context` = the user's email, name. */
+  assertStrong(password: string, context: string[]): void;
+}
+
+/** Named limiter buckets (CONTRACT.md 2.3; numbers are configuration). */
+export type ThrottleBucket =
+  | 'login:email'
+  | 'login:ip'
+  | 'code:user'
+  | 'code:ip'
+  | 'forgot:email'
+  | 'resend'
+  | 'signup:ip'
+  | 'webauthn:ip';
+
+/** Throttling on the limiter port. Owned by the auth area, used by every flow. */
+export interface Throttle {
+  /** Throws 429 `rate_limited` (with retryAfter) when `key` has no budget left in `bucket`; counts nothing. */
+  check(bucket: ThrottleBucket, key: string): Promise<void>;
+  /** Counts one event (a failure, or a send for cooldown buckets); throws 429 when this one is over the limit. */
+  hit(bucket: ThrottleBucket, key: string): Promise<void>;
+  /** Clears a key (e.g. after a successful login). */
+  reset(bucket: ThrottleBucket, key: string): Promise<void>;
+}
+
+export type MfaMethod = 'totp' | 'email' | 'webauthn';
+
+export interface MfaRequiredAnswer {
+  mfaRequired: true;
+  mfaToken: string;
+  methods: Array<MfaMethod | 'recovery'>;
+  /** With `mfa.required`, a user without a method gets `methods: []` and the methods to enrol
+   *  now through `/auth/mfa/enrol/*` with this pending token. */
+  enrol?: MfaMethod[];
+}
+
+/** The MFA area's entry point for login. */
+export interface MfaGate {
+  /** Enabled (confirmed) methods of the user; empty = MFA off. */
+  methods(userId: string): Promise<MfaMethod[]>;
+  /** Starts a pending login for a user whose password was just verified. */
+  begin(
+    userId: string,
+    opts: { refresh: boolean; ip: string; methods: MfaMethod[] },
+  ): Promise<MfaRequiredAnswer>;
+  /** Kills every pending login of the user (password reset or change). */
+  voidPending(userId: string): Promise<void>;
+  /** `mfa.required`: a user without a method must enrol one before any session, so the login
+   *  calls `begin` (with `methods: []`) for them too. */
+  required?: boolean;
+}
+
+/** Everything the areas share. Built once by `createGatehouse`. */
+export interface GatehouseContext {
+  options: GatehouseOptions;
+  stores: Stores;
+  keyring: Keyring;
+  clock: Clock;
+  logger: Logger;
+  mailer: Mailer;
+  settings: Settings;
+  /** Set by the auth area. */
+  sessions: SessionIssuer;
+  /** Set by the auth area. */
+  passwords: PasswordService;
+  /** Set by the auth area. */
+  throttle: Throttle;
+  /** Set by the MFA area. */
+  mfa: MfaGate;
+  /** Set by the inbox area: the provider API client, `null` when no token is configured. */
+  provider: import('./ports/mail-provider.js').MailProvider | null;
+  /** Set by the inbox area: attachment bytes. */
+  files: import('./ports/file-store.js').FileStore;
+  /** Set by the inbox area: owner/member notifications. */
+  notifier: import('./ports/notifier.js').Notifier;
+}

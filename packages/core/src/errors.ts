@@ -1,0 +1,137 @@
+/** Stable error codes of CONTRACT.md section 3, with their HTTP status. */
+export const errorStatus = {
+  validation_failed: 400,
+  invalid_json: 400,
+  invalid_credentials: 401,
+  invalid_token: 401,
+  invalid_code: 401,
+  webhook_signature_invalid: 401,
+  reauth_required: 403,
+  forbidden: 403,
+  not_found: 404,
+  email_taken: 409,
+  nothing_to_resend: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  webhook_not_configured: 503,
+  unavailable: 503,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+const titles: Record<ErrorCode, string> = {
+  validation_failed: 'Validation failed',
+  invalid_json: 'Body is not valid JSON',
+  invalid_credentials: 'Invalid email or password',
+  invalid_token: 'Invalid or expired token',
+  invalid_code: 'Invalid or expired code',
+  webhook_signature_invalid: 'Webhook signature invalid',
+  reauth_required: 'Fresh authentication required',
+  forbidden: 'Forbidden',
+  not_found: 'Not found',
+  email_taken: 'Email already registered',
+  nothing_to_resend: 'Nothing to resend',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  rate_limited: 'Too many requests',
+  webhook_not_configured: 'Webhook secret not configured',
+  unavailable: 'Service unavailable',
+  internal: 'Internal error',
+};
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface GatehouseErrorOptions {
+  detail?: string;
+  errors?: FieldError[];
+  /** Seconds, sent as `Retry-After` (429, 503). */
+  retryAfter?: number;
+  cause?: unknown;
+}
+
+const BRAND = Symbol.for('gatehouse.error');
+
+/** The one error class for expected failures. Detected by brand, not `instanceof`,
+ *  so two installed copies of the package still recognise each other's errors. */
+export class GatehouseError extends Error {
+  readonly [BRAND] = true;
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail?: string;
+  readonly errors?: FieldError[];
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, opts: GatehouseErrorOptions = {}) {
+    super(opts.detail ?? titles[code], opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GatehouseError';
+    this.code = code;
+    this.status = errorStatus[code];
+    this.detail = opts.detail;
+    this.errors = opts.errors;
+    this.retryAfter = opts.retryAfter;
+  }
+
+  get title(): string {
+    return titles[this.code];
+  }
+}
+
+export function isGatehouseError(e: unknown): e is GatehouseError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** Thrown at start-up for bad configuration; never reaches an HTTP client. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Thrown by store implementations for infrastructure failures (database down, ...).
+ *  Mapped to 503 `unavailable` with `Retry-After`. */
+const STORE_BRAND = Symbol.for('gatehouse.store-error');
+
+export class StoreError extends Error {
+  readonly [STORE_BRAND] = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+  }
+}
+
+export function isStoreError(e: unknown): e is StoreError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[STORE_BRAND] === true;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: ErrorCode;
+  detail?: string;
+  errors?: FieldError[];
+}
+
+/** RFC 9457 body for an error; unknown errors become `internal` with nothing inside. */
+export function toProblem(e: unknown): { problem: Problem; retryAfter?: number } {
+  const err = isGatehouseError(e)
+    ? e
+    : isStoreError(e)
+      ? new GatehouseError('unavailable', { retryAfter: 1 })
+      : new GatehouseError('internal');
+  const problem: Problem = {
+    type: `https://gatehouse.dev/problems/${err.code.replaceAll('_', '-')}`,
+    title: err.title,
+    status: err.status,
+    code: err.code,
+  };
+  if (err.detail !== undefined) problem.detail = err.detail;
+  if (err.errors !== undefined) problem.errors = err.errors;
+  return { problem, retryAfter: err.retryAfter };
+}

@@ -1,0 +1,101 @@
+import { createAuthArea } from './auth/index.js';
+import type { GatehouseContext } from './context.js';
+import { ConfigError } from './errors.js';
+import { createHandler } from './http/handle.js';
+import { openApiRoute } from './http/openapi.js';
+import { Router } from './http/router.js';
+import type { Area, NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
+import { createInboxArea } from './inbox/index.js';
+import { memoryStores } from './memory/index.js';
+import { createMfaArea } from './mfa/index.js';
+import type { GatehouseOptions } from './options.js';
+import { systemClock } from './ports/clock.js';
+import { silentLogger } from './ports/logger.js';
+import { toSettings } from './ports/settings.js';
+import { createKeyring } from './tokens/keyring.js';
+import { clientIp } from './util/client-ip.js';
+
+const KiB = 1024;
+
+function joinPath(base: string, path: string): string {
+  const b = base.endsWith('/') ? base.slice(0, -1) : base;
+  return path === '/' ? b || '/' : `${b}${path}`;
+}
+
+/** Builds a Gatehouse instance: every flow as a function, a route table, and `handle()`
+ *  for adapters. Synchronous; keys load lazily on first use. */
+export function createGatehouse(options: GatehouseOptions) {
+  if (!options.issuer) throw new ConfigError('issuer is required');
+  if (!options.audience) throw new ConfigError('audience is required');
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const stores = options.stores ?? memoryStores({ clock });
+  const ctx = {
+    options,
+    stores,
+    clock,
+    logger,
+    keyring: createKeyring({ keys: options.keys, issuer: options.issuer, logger, clock }),
+    mailer: options.mailer ?? {
+      async send(mail) {
+        logger.info({ event: 'mail_dropped', subject: mail.subject }, 'no mailer configured; mail not sent');
+      },
+    },
+    settings: toSettings(options.settings),
+  } as GatehouseContext;
+
+  const auth = createAuthArea(ctx);
+  const mfa = createMfaArea(ctx);
+  const inbox = createInboxArea(ctx);
+
+  const base: Record<Area, string> = {
+    auth: options.basePath?.auth ?? '/auth',
+    inbox: options.basePath?.inbox ?? '/inbox',
+    webhook: options.basePath?.webhook ?? '/inbox/webhook',
+  };
+  const limits = {
+    auth: options.bodyLimits?.auth ?? 100 * KiB,
+    webhook: options.bodyLimits?.webhook ?? 10 * KiB * KiB,
+  };
+  const router = new Router();
+  const routes: Array<RouteDef & { fullPath: string }> = [];
+  for (const route of [...auth.routes, ...mfa.routes, ...inbox.routes, openApiRoute(() => routes)]) {
+    const fullPath = joinPath(base[route.area], route.path);
+    router.add(route, fullPath);
+    routes.push({ ...route, fullPath });
+  }
+  const prefixes = [...new Set(Object.values(base))];
+  const owns = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
+  const trusted = new Set(options.trustedProxies ?? []);
+
+  const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({
+    router,
+    logger,
+    bodyLimit: (route) => (route.area === 'webhook' ? limits.webhook : limits.auth),
+    authenticate: (token) => auth.authenticate(token),
+    clientIp: (req) => clientIp(req, trusted),
+    owns,
+  });
+
+  return {
+    /** Every auth and MFA flow as a plain async function. */
+    auth: { ...auth.api, ...mfa.api },
+    inbox: inbox.api,
+    outbox: inbox.outbox,
+    /** Framework-neutral route table (adapters mount `handle`, not these). */
+    routes,
+    /** Mount points this instance answers under (404 problems there; anything else is the host's). */
+    prefixes,
+    /** Whether `path` lies under this instance's mount points (adapters: body-parser checks). */
+    owns,
+    handle,
+    jwks: () => ctx.keyring.jwks(),
+    async close() {
+      await inbox.outbox.stop?.();
+      await auth.close();
+      await stores.close?.();
+    },
+  };
+}
+
+export type Gatehouse = ReturnType<typeof createGatehouse>;

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { ZodType } from 'zod';
+import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
+import type { Logger } from '../ports/logger.js';
+import { readBody } from './body.js';
+import { errorToResponse, replyToResponse } from './respond.js';
+import type { Router } from './router.js';
+import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, RouteDef } from './types.js';
+
+export interface HandlerOptions {
+  router: Router;
+  logger: Logger;
+  /** Max body bytes per area when a route does not set its own. */
+  bodyLimit: (route: RouteDef) => number;
+  /** Verifies a Bearer access token; throws `invalid_token`. */
+  authenticate: (token: string) => Promise<Principal>;
+  /** Client address from the socket address and the headers (trusted proxies only). */
+  clientIp: (req: NeutralRequest) => string;
+  /** Paths this instance owns (a 404 problem there); anything else is `null` so the host handles it. */
+  owns: (path: string) => boolean;
+}
+
+const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function header(headers: Record<string, HeaderValue>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function bearer(headers: Record<string, HeaderValue>): string {
+  const h = header(headers, 'authorization');
+  const m = h === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(h);
+  if (!m || m[1]!.length > 4096) throw new GatehouseError('invalid_token');
+  return m[1]!;
+}
+
+function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unknown {
+  if (raw.byteLength === 0) return undefined;
+  const type = header(headers, 'content-type');
+  if (type === undefined || !jsonType.test(type)) throw new GatehouseError('unsupported_media_type');
+  try {
+    return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
+  } catch {
+    throw new GatehouseError('invalid_json');
+  }
+}
+
+/** An empty body is `undefined` (bodiless routes accept it); where the route needs a body and
+ *  the client said JSON, the empty body is what is wrong: `invalid_json`, not a field error. */
+function parseBody<T>(schema: ZodType<T>, raw: Uint8Array, headers: Record<string, HeaderValue>): T {
+  const value = parseJson(raw, headers);
+  if (raw.byteLength === 0 && !schema.safeParse(undefined).success) {
+    const type = header(headers, 'content-type');
+    if (type !== undefined && jsonType.test(type)) throw new GatehouseError('invalid_json');
+  }
+  return validate(schema, value);
+}
+
+export function validate<T>(schema: ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  throw new GatehouseError('validation_failed', {
+    errors: r.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.') || '/', message: i.message })),
+  });
+}
+
+/** The neutral HTTP layer: routing, limits, parsing, validation, auth and error mapping.
+ *  Returns `null` for paths outside Gatehouse's mount points so an adapter can fall through. */
+export function createHandler(opts: HandlerOptions) {
+  return async function handle(req: NeutralRequest): Promise<NeutralResponse | null> {
+    const q = req.path.indexOf('?');
+    const path = q === -1 ? req.path : req.path.slice(0, q);
+    const matched = opts.router.match(req.method.toUpperCase(), path);
+    if (!matched) return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
+    const { route, params, pattern } = matched;
+    const requestId = randomUUID();
+    let ip = '';
+    try {
+      ip = opts.clientIp(req);
+      const rawBody = await readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
+      // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
+      const principal = route.auth === 'bearer' ? await opts.authenticate(bearer(req.headers)) : undefined;
+      // Raw routes (webhooks) verify a signature before anything looks at the body.
+      const body = route.raw
+        ? undefined
+        : route.body
+          ? parseBody(route.body, rawBody, req.headers)
+          : undefined;
+      const reply = await route.handler({
+        body,
+        params,
+        query: new URLSearchParams(q === -1 ? '' : req.path.slice(q + 1)),
+        headers: req.headers,
+        rawBody,
+        ip,
+        requestId,
+        principal: principal as Principal,
+        route: pattern,
+      });
+      return replyToResponse(reply);
+    } catch (e) {
+      if (!isGatehouseError(e)) {
+        const level = isStoreError(e) ? 'warn' : 'error';
+        opts.logger[level](
+          {
+            event: 'internal_error',
+            route: pattern,
+            requestId,
+            ip,
+            err: e instanceof Error ? e.stack : String(e),
+          },
+          isStoreError(e) ? 'store unavailable' : 'unhandled error',
+        );
+      } else if (e.code === 'rate_limited') {
+        opts.logger.info({ event: 'rate_limited', route: pattern, requestId, ip }, 'rate limited');
+      }
+      return errorToResponse(e);
+    }
+  };
+}

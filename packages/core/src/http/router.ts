@@ -1,0 +1,67 @@
+import type { RouteDef } from './types.js';
+
+export interface MatchedRoute {
+  route: RouteDef;
+  params: Record<string, string>;
+  /** Full path pattern, e.g. `/inbox/threads/:id`. */
+  pattern: string;
+}
+
+interface Compiled {
+  route: RouteDef;
+  pattern: string;
+  segments: string[];
+}
+
+/** Static paths resolve with one Map lookup; parameterised ones by segment match. */
+export class Router {
+  private readonly exact = new Map<string, MatchedRoute>();
+  private readonly dynamic: Compiled[] = [];
+
+  add(route: RouteDef, fullPath: string): void {
+    if (fullPath.includes(':')) {
+      this.dynamic.push({ route, pattern: fullPath, segments: fullPath.split('/') });
+    } else {
+      this.exact.set(`${route.method} ${fullPath}`, { route, params: {}, pattern: fullPath });
+    }
+  }
+
+  match(method: string, path: string): MatchedRoute | null {
+    const hit = this.exact.get(`${method} ${path}`);
+    if (hit) return hit;
+    const parts = path.split('/');
+    for (const c of this.dynamic) {
+      if (c.route.method !== method || c.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < parts.length; i++) {
+        const seg = c.segments[i]!;
+        const part = parts[i]!;
+        if (seg.startsWith(':')) {
+          if (part === '' || part.length > 200) {
+            ok = false;
+            break;
+          }
+          try {
+            params[seg.slice(1)] = decodeURIComponent(part);
+          } catch {
+            ok = false;
+            break;
+          }
+        } else if (seg !== part) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) return { route: c.route, params, pattern: c.pattern };
+    }
+    return null;
+  }
+
+  routes(): MatchedRoute[] {
+    return [
+      ...this.exact.values(),
+      ...this.dynamic.map((c) => ({ route: c.route, params: {}, pattern: c.pattern })),
+    ];
+  }
+}

@@ -1,0 +1,76 @@
+import type { ZodType } from 'zod';
+
+export type HeaderValue = string | string[] | undefined;
+
+/** What an adapter hands to `gatehouse.handle()`: plain data, no framework objects. */
+export interface NeutralRequest {
+  method: string;
+  /** Path relative to where the adapter is mounted, optionally with `?query`. */
+  path: string;
+  /** Header names in lower case (Node's `IncomingMessage.headers` already is). */
+  headers: Record<string, HeaderValue>;
+  /** The raw body: bytes, or the request stream itself (read here, under the route's limit). */
+  body?: Uint8Array | AsyncIterable<Uint8Array> | null;
+  /** Socket address of the peer. */
+  ip?: string;
+}
+
+/** What an adapter writes back. `body` is already serialized. */
+export interface NeutralResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array | null;
+}
+
+/** The verified access token of a Bearer request. */
+export interface Principal {
+  userId: string;
+  sid: string;
+  jti: string;
+  /** Unix seconds of the login that started this session. */
+  authTime: number;
+  amr: string[];
+  exp: number;
+}
+
+export interface RouteContext<B = unknown> {
+  body: B;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: Record<string, HeaderValue>;
+  /** Raw bytes of the body (always set; empty for bodiless requests). */
+  rawBody: Uint8Array;
+  ip: string;
+  requestId: string;
+  /** Set on routes with `auth: 'bearer'`. */
+  principal: Principal;
+  /** The raw Bearer token, for routes that need it. */
+  route: string;
+}
+
+export interface Reply {
+  status: number;
+  /** JSON-serialized unless it is a Uint8Array. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type Area = 'auth' | 'inbox' | 'webhook';
+
+export interface RouteDef<B = any> {
+  method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+  /** Path inside its area, e.g. `/login` or `/threads/:id`. */
+  path: string;
+  area: Area;
+  auth: 'none' | 'bearer';
+  /** zod schema of the JSON body; absent = the body is ignored. */
+  body?: ZodType<B>;
+  /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */
+  raw?: boolean;
+  /** Max body bytes; defaults to the area's limit. */
+  bodyLimit?: number;
+  /** OpenAPI metadata. */
+  summary: string;
+  responses?: Record<number, { description: string; schema?: ZodType }>;
+  handler(ctx: RouteContext<B>): Promise<Reply> | Reply;
+}

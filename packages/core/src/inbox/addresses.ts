@@ -1,0 +1,79 @@
+import addressparser from 'nodemailer/lib/addressparser';
+
+/** Longest address kept (RFC 5321 path limit). */
+const MAX_ADDRESS = 254;
+/** Longest display string kept for `from`/`to`/`cc` entries. */
+const MAX_DISPLAY = 500;
+/** Most addresses taken from one header. */
+const MAX_ADDRESSES = 100;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+
+/** Removes CR, LF and other control characters: what remains cannot start a new mail header. */
+export function headerSafe(value: string, max = 998): string {
+  return value.replace(CONTROL, ' ').trim().slice(0, max);
+}
+
+/** One canonical form of an email address: trim, NFC, lower case. */
+export function canonicalAddress(address: string): string {
+  return address.trim().normalize('NFC').toLowerCase();
+}
+
+/** The address without `+tag` sub-addressing: `ann+news@x` -> `ann@x`. */
+export function stripTag(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return address;
+  const plus = address.indexOf('+');
+  return plus > 0 && plus < at ? address.slice(0, plus) + address.slice(at) : address;
+}
+
+const plausible = (a: string) => a.length <= MAX_ADDRESS && /^[^\s@]+@[^\s@]+$/.test(a);
+
+export interface ParsedAddress {
+  /** As written, CR/LF removed, e.g. `Ann <ann@example.com>`. */
+  display: string;
+  /** Canonical address; `null` when the entry has none. */
+  address: string | null;
+}
+
+/** Parses address fields from payloads, API answers and headers: a string (`"A" <a@x>, b@y`),
+ *  an array of strings, or objects `{ email | address, name }`. Never throws. */
+export function parseAddresses(value: unknown): ParsedAddress[] {
+  const out: ParsedAddress[] = [];
+  const push = (display: string, address: string | null) => {
+    if (out.length >= MAX_ADDRESSES) return;
+    const a = address === null ? null : canonicalAddress(address);
+    out.push({ display: headerSafe(display, MAX_DISPLAY), address: a !== null && plausible(a) ? a : null });
+  };
+  const visit = (v: unknown) => {
+    if (typeof v === 'string') {
+      if (v.length > 100_000) return;
+      let parsed: Array<{ name: string; address: string }> = [];
+      try {
+        parsed = addressparser(v, { flatten: true });
+      } catch {
+        parsed = [];
+      }
+      for (const p of parsed) {
+        const display = p.name && p.address ? `${p.name} <${p.address}>` : p.address || p.name;
+        if (display) push(display, p.address || null);
+      }
+    } else if (Array.isArray(v)) {
+      for (const x of v.slice(0, MAX_ADDRESSES)) visit(x);
+    } else if (typeof v === 'object' && v !== null) {
+      const o = v as Record<string, unknown>;
+      const address = Object.hasOwn(o, 'email')
+        ? o.email
+        : Object.hasOwn(o, 'address')
+          ? o.address
+          : undefined;
+      const name = Object.hasOwn(o, 'name') && typeof o.name === 'string' ? o.name : '';
+      if (typeof address === 'string' && address) push(name ? `${name} <${address}>` : address, address);
+      else if (Object.hasOwn(o, 'group')) visit(o.group);
+      else if (Object.hasOwn(o, 'value')) visit(o.value);
+    }
+  };
+  visit(value);
+  return out;
+}

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { GatehouseContext } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import { validate } from '../http/handle.js';
+import type { InboxRole } from '../ports/inbox-account-store.js';
+import { requireAccount, requireThread } from './access.js';
+import { canonicalAddress } from './addresses.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { ResolvedInboxOptions } from './options.js';
+import { type RecordOutboundInput, sendReply, storeOutbound } from './outbound.js';
+import { addMemberBody, createAccountBody, recordOutboundInput, replyBody } from './schemas.js';
+import {
+  type AccountView,
+  accountView,
+  type MessageView,
+  messageView,
+  type ThreadDetail,
+  type ThreadSummary,
+  threadSummary,
+} from './views.js';
+
+export interface MemberView {
+  accountId: string;
+  userId: string;
+  email: string;
+  role: InboxRole;
+}
+
+export interface AttachmentDownload {
+  filename: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+async function withAttachments(ctx: GatehouseContext, m: Parameters<typeof messageView>[0]) {
+  return messageView(m, await ctx.stores.inboxAttachments.listByMessages([m.id]));
+}
+
+/** `gh.inbox`: the inbox API as functions. Every call that names a user checks membership
+ *  exactly like the HTTP routes (404 unknown id, 403 not a member / not an owner). */
+export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions) {
+  return {
+    /** Creates an account for `address`; the caller becomes its owner. */
+    async createAccount(userId: string, input: { address: string; name: string }): Promise<AccountView> {
+      const body = validate(createAccountBody, input);
+      const address = canonicalAddress(body.address);
+      if (!(await opts.canCreateAccount({ userId, address }))) throw new GatehouseError('forbidden');
+      const account = await ctx.stores.inboxAccounts.create(
+        { id: randomUUID(), address, name: body.name, createdAt: ctx.clock.now() },
+        userId,
+      );
+      if (!account) {
+        throw new GatehouseError('validation_failed', {
+          errors: [{ path: 'address', message: 'an inbox account already uses this address' }],
+        });
+      }
+      return accountView(account, 'owner');
+    },
+
+    /** Adds a registered user by email (owners only), or changes that member's role. */
+    async addMember(
+      userId: string,
+      accountId: string,
+      input: { email: string; role: InboxRole },
+    ): Promise<{ member: MemberView; created: boolean }> {
+      const body = validate(addMemberBody, input);
+      await requireAccount(ctx, userId, accountId, 'owner');
+      const user = await ctx.stores.users.findByEmail(canonicalAddress(body.email));
+      if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
+      const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
+      if (r === 'last_owner') {
+        throw new GatehouseError('validation_failed', {
+          errors: [{ path: 'role', message: 'an account keeps at least one owner' }],
+        });
+      }
+      return {
+        member: { accountId, userId: user.id, email: user.email, role: r.membership.role },
+        created: r.created,
+      };
+    },
+
+    async listAccounts(userId: string): Promise<AccountView[]> {
+      return (await ctx.stores.inboxAccounts.listForUser(userId)).map((a) => accountView(a.account, a.role));
+    },
+
+    /** Threads newest first; pass `nextCursor` back as `cursor` for the next page. */
+    async listThreads(
+      userId: string,
+      accountId: string,
+      page: { cursor?: string | null; limit?: number } = {},
+    ): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }> {
+      await requireAccount(ctx, userId, accountId);
+      const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? opts.pageSize)), 200);
+      const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+      const rows = await ctx.stores.inboxThreads.listByAccount(accountId, {
+        ...(after ? { after } : {}),
+        limit: limit + 1,
+      });
+      const threads = rows.slice(0, limit);
+      return {
+        threads: threads.map(threadSummary),
+        nextCursor: rows.length > limit ? encodeCursor(threads.at(-1)!) : null,
+      };
+    },
+
+    /** The thread with its messages (oldest first), statuses and attachment metadata. */
+    async getThread(userId: string, threadId: string): Promise<ThreadDetail> {
+      const { thread } = await requireThread(ctx, userId, threadId);
+      const messages = await ctx.stores.inboxMessages.listByThread(thread.id);
+      const attachments = await ctx.stores.inboxAttachments.listByMessages(messages.map((m) => m.id));
+      return {
+        thread: {
+          id: thread.id,
+          accountId: thread.accountId,
+          subject: thread.subject,
+          lastMessageAt: thread.lastMessageAt.toISOString(),
+          messageCount: thread.messageCount,
+        },
+        messages: messages.map((m) => messageView(m, attachments)),
+      };
+    },
+
+    /** An attachment's bytes and metadata (members of its account only). */
+    async getAttachment(userId: string, attachmentId: string): Promise<AttachmentDownload> {
+      const attachment = await ctx.stores.inboxAttachments.findById(attachmentId);
+      if (!attachment) throw new GatehouseError('not_found');
+      await requireAccount(ctx, userId, attachment.accountId);
+      const bytes = await ctx.files.get(attachment.fileKey);
+      if (!bytes) throw new GatehouseError('not_found');
+      return { filename: attachment.filename, contentType: attachment.contentType, bytes };
+    },
+
+    /** Replies on a thread through the provider (or the mailer) and stores the outbound message. */
+    async reply(
+      userId: string,
+      threadId: string,
+      input: { text: string; html?: string },
+    ): Promise<MessageView> {
+      const body = validate(replyBody, input);
+      const { thread, account } = await requireThread(ctx, userId, threadId);
+      return withAttachments(ctx, await sendReply(ctx, account, thread, body));
+    },
+
+    /** Records mail the host sent itself (no membership check: a host call). */
+    async recordOutbound(input: RecordOutboundInput): Promise<MessageView> {
+      const { accountId, threadId, ...rest } = validate(recordOutboundInput, input);
+      const account = await ctx.stores.inboxAccounts.findById(accountId);
+      if (!account) throw new GatehouseError('not_found', { detail: 'unknown inbox account' });
+      let thread = null;
+      if (threadId !== undefined) {
+        thread = await ctx.stores.inboxThreads.findById(threadId);
+        if (!thread || thread.accountId !== account.id) {
+          throw new GatehouseError('not_found', { detail: 'unknown thread' });
+        }
+      }
+      return withAttachments(ctx, await storeOutbound(ctx, account, thread, rest));
+    },
+  };
+}
+
+export type InboxApi = ReturnType<typeof createInboxApi>;

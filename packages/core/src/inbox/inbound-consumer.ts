@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { GatehouseContext } from '../context.js';
+import type { Consumer, DeliveredEvent } from '../outbox/types.js';
+import type { InboxAccount } from '../ports/inbox-account-store.js';
+import type { InboxMessage } from '../ports/inbox-message-store.js';
+import { type ParsedAddress, stripTag } from './addresses.js';
+import { storeAttachments } from './attachments.js';
+import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.js';
+import { threadKeys } from './message-ids.js';
+import { notifyMembers } from './notify.js';
+import type { ResolvedInboxOptions } from './options.js';
+import { parsePayload } from './payload.js';
+import { normalizeSubject } from './subject.js';
+import { findThread } from './threading.js';
+
+/** The first account that owns one of the addresses, tried in order (`to`, then `cc`, then
+ *  `received_for`/`bcc`), each as written and with `+tag` stripped. */
+export async function matchAccount(
+  ctx: GatehouseContext,
+  recipients: ParsedAddress[],
+): Promise<InboxAccount | null> {
+  const seen = new Set<string>();
+  for (const r of recipients) {
+    if (r.address === null) continue;
+    for (const candidate of [r.address, stripTag(r.address)]) {
+      if (seen.has(candidate)) continue;
+      seen.add(candidate);
+      const account = await ctx.stores.inboxAccounts.findByAddress(candidate);
+      if (account) return account;
+    }
+  }
+  return null;
+}
+
+const recipientsOf = (m: { to: ParsedAddress[]; cc: ParsedAddress[]; otherRecipients: ParsedAddress[] }) => [
+  ...m.to,
+  ...m.cc,
+  ...m.otherRecipients,
+];
+
+/** A message insert that found its provider id already stored (it lost a race). */
+class AlreadyStored {
+  constructor(readonly message: InboxMessage) {}
+}
+
+/** Threads and stores a new inbound message (thread created when none matches). Returns the
+ *  stored message; `created: false` when another delivery stored it first. */
+async function storeInbound(
+  ctx: GatehouseContext,
+  opts: ResolvedInboxOptions,
+  account: InboxAccount,
+  mail: InboundMail,
+  providerMessageId: string,
+): Promise<{ message: InboxMessage; created: boolean }> {
+  const now = ctx.clock.now();
+  const subjectKey = normalizeSubject(mail.subject);
+  const sender = mail.from?.address ?? null;
+  const match = await findThread(ctx.stores.inboxMessages, {
+    accountId: account.id,
+    inReplyTo: mail.inReplyTo,
+    references: mail.references,
+    subjectKey,
+    sender,
+    now,
+    windowMs: opts.windowMs,
+  });
+  const threadId = match?.threadId ?? randomUUID();
+  const message: InboxMessage = {
+    id: randomUUID(),
+    accountId: account.id,
+    threadId,
+    direction: 'inbound',
+    providerMessageId,
+    messageId: mail.messageId,
+    inReplyTo: mail.inReplyTo,
+    references: mail.references,
+    from: mail.from?.display ?? '',
+    fromAddress: sender,
+    replyTo: mail.replyTo,
+    to: mail.to.map((a) => a.display),
+    cc: mail.cc.map((a) => a.display),
+    recipients: [...mail.to, ...mail.cc].flatMap((a) => (a.address ? [a.address] : [])),
+    subject: mail.subject,
+    subjectKey,
+    text: mail.text,
+    html: mail.html,
+    status: 'received',
+    openedAt: null,
+    openCount: 0,
+    clickedAt: null,
+    clickCount: 0,
+    threadKeys: threadKeys([providerMessageId, mail.messageId]),
+    createdAt: now,
+    processedAt: null,
+  };
+  try {
+    return await ctx.stores.transaction(async (tx) => {
+      if (!match) {
+        await tx.inboxThreads.create({
+          id: threadId,
+          accountId: account.id,
+          subject: mail.subject,
+          subjectKey,
+          createdAt: now,
+          lastMessageAt: now,
+          messageCount: 0,
+        });
+      }
+      const r = await tx.inboxMessages.insert(message);
+      if (!r.created) throw new AlreadyStored(r.message);
+      await tx.inboxThreads.touch(threadId, now);
+      return r;
+    });
+  } catch (e) {
+    if (!(e instanceof AlreadyStored)) throw e;
+    // Stores without rollback keep the new thread: remove it while it is empty.
+    if (!match) await ctx.stores.inboxThreads.deleteIfEmpty(threadId);
+    return { message: e.message, created: false };
+  }
+}
+
+/** Consumer of `inbox.mail.webhook.inbound.received` (CONTRACT.md 4.4): account by recipient,
+ *  de-duplication by provider id, threading, body from provider/payload/raw MIME, attachments
+ *  best-effort, then one notification per owner/member. A retried event resumes where the
+ *  last attempt stopped and repeats nothing. Outcomes: `stored`, `resumed`, `duplicate`,
+ *  `no_account`, `provider_not_found`, `invalid_payload`. */
+export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
+  return async (event: DeliveredEvent) => {
+    const body = parsePayload(event.payload);
+    if (!body) return { outcome: 'invalid_payload' };
+    const env = readEnvelope(body);
+    let account = await matchAccount(ctx, recipientsOf(env));
+    if (account && env.emailId) {
+      // Known and finished: skip the provider fetch entirely.
+      const known = await ctx.stores.inboxMessages.findByProviderId(account.id, env.emailId);
+      if (known?.processedAt) return { outcome: 'duplicate' };
+    }
+    const mail = await loadInboundMail(env, ctx.provider, (err) =>
+      ctx.logger.warn(
+        {
+          event: 'inbox_mime_unparsed',
+          outboxEventId: event.id,
+          err: err instanceof Error ? err.message : 'error',
+        },
+        'raw MIME could not be parsed; stored without its body',
+      ),
+    );
+    if (!mail) return { outcome: 'provider_not_found' };
+    account ??= await matchAccount(ctx, recipientsOf(mail));
+    if (!account) return { outcome: 'no_account' };
+
+    const providerMessageId = mail.emailId ?? mail.messageId ?? `event:${event.id}`;
+    const existing = await ctx.stores.inboxMessages.findByProviderId(account.id, providerMessageId);
+    if (existing?.processedAt) return { outcome: 'duplicate' };
+    const { message, created } = existing
+      ? { message: existing, created: false }
+      : await storeInbound(ctx, opts, account, mail, providerMessageId);
+    if (message.processedAt) return { outcome: 'duplicate' };
+
+    await storeAttachments(ctx, opts.maxAttachmentBytes, message, mail.attachments, event.id);
+    if (!(await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id))) {
+      throw new Error('notification failed');
+    }
+    await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());
+    ctx.logger.info(
+      { event: 'inbox_message_stored', outboxEventId: event.id, messageId: message.id, source: mail.source },
+      'inbound message stored',
+    );
+    return { outcome: created ? 'stored' : 'resumed' };
+  };
+}

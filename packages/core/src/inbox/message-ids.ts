@@ -1,0 +1,48 @@
+/** Most message ids taken from one header. */
+const MAX_IDS = 50;
+/** Longest message id kept (a header line). */
+const MAX_ID = 998;
+/** Shortest local part matched on its own: shorter ones (`1@a`) would match unrelated mail. */
+const MIN_LOCAL_PART = 8;
+
+/** A message id without angle brackets and white space; `null` when nothing is left. */
+export function bareId(id: string): string | null {
+  const s = id
+    .trim()
+    .replace(/^<+|>+$/g, '')
+    .trim();
+  return s && s.length <= MAX_ID && !/[\s<>]/.test(s) ? s : null;
+}
+
+/** Message ids of an `In-Reply-To`/`References` value (a string, or several), without angle
+ *  brackets, duplicates removed, at most 50. */
+export function parseIdList(value: unknown): string[] {
+  const parts = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+  const out = new Set<string>();
+  for (const part of parts) {
+    const text = part.slice(0, 20_000);
+    const bracketed = text.match(/<[^<>\s]{1,998}>/g);
+    const tokens = bracketed ?? text.split(/[\s,]+/);
+    for (const t of tokens) {
+      const id = bareId(t);
+      if (id) out.add(id);
+      if (out.size >= MAX_IDS) return [...out];
+    }
+  }
+  return [...out];
+}
+
+/** Matching keys of message ids: each id whole and by local part (before the last `@`),
+ *  lower case. Two ids match when their key sets meet. */
+export function threadKeys(ids: Array<string | null | undefined>): string[] {
+  const keys = new Set<string>();
+  for (const raw of ids) {
+    const id = raw ? bareId(raw) : null;
+    if (!id) continue;
+    const lower = id.toLowerCase();
+    keys.add(lower);
+    const at = lower.lastIndexOf('@');
+    if (at >= MIN_LOCAL_PART) keys.add(lower.slice(0, at));
+  }
+  return [...keys];
+}

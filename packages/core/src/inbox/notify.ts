@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import type { GatehouseContext } from '../context.js';
+import type { InboxAccount } from '../ports/inbox-account-store.js';
+import type { InboxMessage } from '../ports/inbox-message-store.js';
+import type { Mailer } from '../ports/mailer.js';
+import type { Notifier } from '../ports/notifier.js';
+import { headerSafe } from './addresses.js';
+
+/** A notifier that mails each owner/member "New message in <account name>: <subject>"
+ *  through the mailer (the examples' notifier, and the default). Stranger-supplied parts are
+ *  stripped of CR/LF; the body holds no link and no message content. */
+export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Notifier {
+  return {
+    async notify(n) {
+      const subject = headerSafe(
+        `New message in ${headerSafe(n.accountName, 200)}: ${headerSafe(n.subject, 300)}`,
+      );
+      await mailer.send({
+        to: n.email,
+        ...(opts.from ? { from: opts.from } : {}),
+        subject,
+        text: [
+          `New message in ${headerSafe(n.accountName, 200)} <${n.accountAddress}>.`,
+          `From: ${headerSafe(n.from, 300)}`,
+          `Subject: ${headerSafe(n.subject, 300)}`,
+          '',
+          'Sign in to read it.',
+        ].join('\n'),
+        headers: {
+          // Lets a catching mail system drop duplicates if a retry ever resends.
+          'X-Gatehouse-Notification': createHash('sha256')
+            .update(`${n.messageId}:${n.userId}`)
+            .digest('hex')
+            .slice(0, 32),
+        },
+      });
+    },
+  };
+}
+
+/** Notifies every owner/member of the account once about `message` (idempotency key
+ *  `${messageId}:${userId}` claimed in the notification store). Returns false when a
+ *  notification failed (released, so a retry of the event sends it). */
+export async function notifyMembers(
+  ctx: GatehouseContext,
+  leaseMs: number,
+  account: InboxAccount,
+  message: InboxMessage,
+  outboxEventId: string,
+): Promise<boolean> {
+  let ok = true;
+  for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
+    const key = `${message.id}:${member.userId}`;
+    const now = ctx.clock.now();
+    if (!(await ctx.stores.inboxNotifications.claim(key, now, new Date(now.getTime() + leaseMs)))) continue;
+    try {
+      const user = await ctx.stores.users.findById(member.userId);
+      if (user && !user.disabled) {
+        await ctx.notifier.notify(
+          {
+            userId: user.id,
+            email: user.email,
+            accountId: account.id,
+            accountName: account.name,
+            accountAddress: account.address,
+            threadId: message.threadId,
+            messageId: message.id,
+            from: message.from,
+            subject: message.subject,
+          },
+          key,
+        );
+      }
+      await ctx.stores.inboxNotifications.complete(key, ctx.clock.now());
+    } catch (e) {
+      ok = false;
+      await ctx.stores.inboxNotifications.release(key).catch(() => {});
+      ctx.logger.warn(
+        {
+          event: 'inbox_notify_failed',
+          outboxEventId,
+          messageId: message.id,
+          userId: member.userId,
+          err: e instanceof Error ? e.message : String(e),
+        },
+        'notification failed; the event will be retried',
+      );
+    }
+  }
+  return ok;
+}

@@ -1,0 +1,60 @@
+import type { GatehouseContext } from '../context.js';
+import { ConfigError } from '../errors.js';
+import type { MailProvider } from '../ports/mail-provider.js';
+import { type ProviderConfig, resendProvider } from './provider-client.js';
+
+export interface InboxOptions {
+  /** How far back threading by subject (strategies 2 and 3) looks, in days. Default 90. */
+  threadingWindowDays?: number;
+  /** Largest attachment stored, in bytes; bigger ones are skipped and logged. Default 25 MiB. */
+  maxAttachmentBytes?: number;
+  /** Threads per page of `GET /inbox/accounts/{id}/threads`. Default 50 (at most 200). */
+  pageSize?: number;
+  /** Who may create an inbox account for an address. Default: any signed-in user, and the
+   *  first to claim an address owns it. Return `false` to answer 403 `forbidden`. */
+  canCreateAccount?: (input: { userId: string; address: string }) => boolean | Promise<boolean>;
+  /** How long a notification claim lasts before a retry may send again, ms. Default 5 min. */
+  notificationLeaseMs?: number;
+}
+
+export interface ResolvedInboxOptions {
+  windowMs: number;
+  maxAttachmentBytes: number;
+  pageSize: number;
+  canCreateAccount: NonNullable<InboxOptions['canCreateAccount']>;
+  notificationLeaseMs: number;
+}
+
+const DAY = 86_400_000;
+
+export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
+  const days = o.threadingWindowDays ?? 90;
+  if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
+  const pageSize = o.pageSize ?? 50;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200) {
+    throw new ConfigError('inbox.pageSize must be an integer from 1 to 200');
+  }
+  return {
+    windowMs: days * DAY,
+    maxAttachmentBytes: o.maxAttachmentBytes ?? 25 * 1024 * 1024,
+    pageSize,
+    canCreateAccount: o.canCreateAccount ?? (() => true),
+    notificationLeaseMs: o.notificationLeaseMs ?? 5 * 60_000,
+  };
+}
+
+const isPort = (p: object): p is MailProvider =>
+  typeof (p as Partial<MailProvider>).getReceivedEmail === 'function';
+
+/** The `provider` option as a port: a given port as is; a config with a token becomes the
+ *  Resend-compatible client; no token means no provider. */
+export function resolveProvider(
+  option: GatehouseContext['options']['provider'],
+  opts: { maxAttachmentBytes: number },
+): MailProvider | null {
+  if (!option) return null;
+  if (isPort(option)) return option;
+  const config = option as ProviderConfig;
+  if (!config.token) return null;
+  return resendProvider({ maxAttachmentBytes: opts.maxAttachmentBytes, ...config, token: config.token });
+}

@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import type { GatehouseContext } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { InboxAccount } from '../ports/inbox-account-store.js';
+import type { DeliveryStatus, InboxMessage } from '../ports/inbox-message-store.js';
+import type { InboxThread } from '../ports/inbox-thread-store.js';
+import { headerSafe, parseAddresses } from './addresses.js';
+import { applyPendingEvents } from './delivery-consumer.js';
+import { bareId, parseIdList, threadKeys } from './message-ids.js';
+import { MAX_SUBJECT, normalizeSubject } from './subject.js';
+
+/** A message the host sent itself (`gh.inbox.recordOutbound`), so replies thread onto it and
+ *  delivery events update it. */
+export interface RecordOutboundInput {
+  accountId: string;
+  /** Continue this thread (it must belong to the account); absent: a new thread. */
+  threadId?: string;
+  /** The provider's id for the sent email (Resend's `id`). */
+  providerMessageId: string;
+  /** The RFC 5322 `Message-ID` it was sent with. */
+  messageId?: string | null;
+  inReplyTo?: string | string[];
+  references?: string | string[];
+  /** Default: the account's address. */
+  from?: string;
+  to: string | string[];
+  cc?: string | string[];
+  subject: string;
+  text?: string;
+  html?: string | null;
+  /** Default: now. */
+  sentAt?: Date;
+  /** Default `queued` (accepted by the provider, no event yet). */
+  status?: DeliveryStatus;
+}
+
+/** Stores an outbound message (idempotent per provider id and account), counts it on its
+ *  thread and applies delivery events that arrived before it. */
+export async function storeOutbound(
+  ctx: GatehouseContext,
+  account: InboxAccount,
+  thread: InboxThread | null,
+  input: Omit<RecordOutboundInput, 'accountId' | 'threadId'>,
+): Promise<InboxMessage> {
+  const providerMessageId = input.providerMessageId.trim();
+  const existing = await ctx.stores.inboxMessages.findByProviderId(account.id, providerMessageId);
+  if (existing) return existing;
+  const now = input.sentAt ?? ctx.clock.now();
+  const subject = headerSafe(input.subject, MAX_SUBJECT);
+  const subjectKey = normalizeSubject(subject);
+  const to = parseAddresses(input.to);
+  const cc = parseAddresses(input.cc ?? []);
+  const messageId = input.messageId ? bareId(input.messageId) : null;
+  const threadId = thread?.id ?? randomUUID();
+  const html = input.html ?? null;
+  const message: InboxMessage = {
+    id: randomUUID(),
+    accountId: account.id,
+    threadId,
+    direction: 'outbound',
+    providerMessageId,
+    messageId,
+    inReplyTo: parseIdList(input.inReplyTo ?? []),
+    references: parseIdList(input.references ?? []),
+    from: headerSafe(input.from ?? account.address, 500),
+    fromAddress: parseAddresses(input.from ?? account.address)[0]?.address ?? null,
+    replyTo: null,
+    to: to.map((a) => a.display),
+    cc: cc.map((a) => a.display),
+    recipients: [...to, ...cc].flatMap((a) => (a.address ? [a.address] : [])),
+    subject,
+    subjectKey,
+    text: input.text ?? '',
+    html,
+    status: input.status ?? 'queued',
+    openedAt: null,
+    openCount: 0,
+    clickedAt: null,
+    clickCount: 0,
+    threadKeys: threadKeys([providerMessageId, messageId]),
+    createdAt: now,
+    processedAt: now,
+  };
+  const stored = await ctx.stores.transaction(async (tx) => {
+    if (!thread) {
+      await tx.inboxThreads.create({
+        id: threadId,
+        accountId: account.id,
+        subject,
+        subjectKey,
+        createdAt: now,
+        lastMessageAt: now,
+        messageCount: 0,
+      });
+    }
+    const r = await tx.inboxMessages.insert(message);
+    if (r.created) await tx.inboxThreads.touch(threadId, now);
+    return r;
+  });
+  if (!stored.created) {
+    if (!thread) await ctx.stores.inboxThreads.deleteIfEmpty(threadId);
+    return stored.message;
+  }
+  await applyPendingEvents(ctx, stored.message);
+  return (await ctx.stores.inboxMessages.findById(stored.message.id)) ?? stored.message;
+}
+
+/** `Name <address>` with the name quoted and free of CR/LF. */
+function mailbox(name: string, address: string): string {
+  const n = headerSafe(name, 200).replace(/["\\]/g, '');
+  return n ? `"${n}" <${address}>` : address;
+}
+
+/** Host part usable in a generated Message-ID. */
+function idDomain(address: string): string {
+  const d = address.slice(address.lastIndexOf('@') + 1);
+  return /^[a-z0-9.-]{1,253}$/.test(d) ? d : 'gatehouse.invalid';
+}
+
+/** Replies on a thread: to the newest inbound message's Reply-To or sender (else to whom the
+ *  newest outbound message went), with a Gatehouse Message-ID, In-Reply-To and References;
+ *  sent through the provider port, or the mailer when no provider is configured. */
+export async function sendReply(
+  ctx: GatehouseContext,
+  account: InboxAccount,
+  thread: InboxThread,
+  input: { text: string; html?: string },
+): Promise<InboxMessage> {
+  const messages = await ctx.stores.inboxMessages.listByThread(thread.id);
+  const inbound = messages.filter((m) => m.direction === 'inbound').at(-1);
+  const parent = inbound ?? messages.at(-1);
+  const to = inbound
+    ? [inbound.replyTo ?? inbound.fromAddress].filter((a): a is string => !!a)
+    : (parent?.recipients ?? []);
+  if (!parent || to.length === 0) {
+    throw new GatehouseError('validation_failed', {
+      errors: [{ path: '/', message: 'the thread has no address to reply to' }],
+    });
+  }
+  const base = headerSafe(parent.subject || thread.subject, MAX_SUBJECT - 4);
+  const subject = /^re\s*:/i.test(base) ? base : `Re: ${base}`;
+  const messageId = `${randomUUID()}@${idDomain(account.address)}`;
+  const references = [
+    ...new Set([...parent.references, ...(parent.messageId ? [parent.messageId] : [])]),
+  ].slice(-20);
+  const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
+  if (parent.messageId) headers['In-Reply-To'] = `<${parent.messageId}>`;
+  if (references.length) headers.References = references.map((r) => `<${r}>`).join(' ');
+  for (const k of Object.keys(headers)) headers[k] = headerSafe(headers[k]!);
+  const from = mailbox(account.name, account.address);
+
+  let providerMessageId: string;
+  try {
+    if (ctx.provider) {
+      ({ id: providerMessageId } = await ctx.provider.send({
+        from,
+        to,
+        subject,
+        text: input.text,
+        ...(input.html === undefined ? {} : { html: input.html }),
+        headers,
+      }));
+    } else {
+      await ctx.mailer.send({
+        from,
+        to: to.join(', '),
+        subject,
+        text: input.text,
+        ...(input.html === undefined ? {} : { html: input.html }),
+        headers,
+      });
+      providerMessageId = messageId;
+    }
+  } catch (e) {
+    ctx.logger.warn(
+      { event: 'inbox_reply_failed', threadId: thread.id, err: e instanceof Error ? e.message : String(e) },
+      'reply not sent',
+    );
+    throw new GatehouseError('unavailable', {
+      retryAfter: 30,
+      detail: 'the mail provider did not accept the reply',
+    });
+  }
+  return storeOutbound(ctx, account, thread, {
+    providerMessageId,
+    messageId,
+    inReplyTo: parent.messageId ?? [],
+    references,
+    from,
+    to,
+    subject,
+    text: input.text,
+    html: input.html ?? null,
+  });
+}

@@ -1,0 +1,155 @@
+import { GatehouseError } from '../errors.js';
+import type { RouteDef } from '../http/types.js';
+import type { InboxApi } from './api.js';
+import {
+  accountListSchema,
+  accountSchema,
+  addMemberBody,
+  createAccountBody,
+  memberSchema,
+  replyBody,
+  replySchema,
+  threadDetailSchema,
+  threadListSchema,
+} from './schemas.js';
+
+/** RFC 6266 `Content-Disposition: attachment` with an ASCII fallback and an RFC 8187 UTF-8 name. */
+export function contentDisposition(filename: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are replaced
+  const clean = filename.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255) || 'attachment';
+  const ascii = clean.replace(/[^\x20-\x7e]|["%;]/g, '_');
+  const encoded = encodeURIComponent(clean).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+const errors = {
+  401: { description: 'missing or invalid access token' },
+  403: { description: 'not an owner/member of that inbox account' },
+  404: { description: 'unknown id' },
+};
+
+/** The inbox API of CONTRACT.md 4.5 (area `inbox`, Bearer, members only). */
+export function createInboxRoutes(api: InboxApi): RouteDef[] {
+  const limitOf = (v: string | null) => {
+    if (v === null) return undefined;
+    const n = /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN;
+    if (!(n >= 1 && n <= 200)) {
+      throw new GatehouseError('validation_failed', {
+        errors: [{ path: 'limit', message: 'from 1 to 200' }],
+      });
+    }
+    return n;
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/accounts',
+      area: 'inbox',
+      auth: 'bearer',
+      body: createAccountBody,
+      summary: 'Create an inbox account; the caller becomes its owner',
+      responses: { 201: { description: 'the account', schema: accountSchema }, 401: errors[401] },
+      async handler({ principal, body }) {
+        return { status: 201, body: await api.createAccount(principal.userId, body) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/accounts',
+      area: 'inbox',
+      auth: 'bearer',
+      summary: 'Inbox accounts the caller belongs to',
+      responses: { 200: { description: 'accounts', schema: accountListSchema }, 401: errors[401] },
+      async handler({ principal }) {
+        return { status: 200, body: { accounts: await api.listAccounts(principal.userId) } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/accounts/:id/members',
+      area: 'inbox',
+      auth: 'bearer',
+      body: addMemberBody,
+      summary: 'Add a registered user to an inbox account, or change their role (owners only)',
+      responses: {
+        201: { description: 'member added', schema: memberSchema },
+        200: { description: 'role changed', schema: memberSchema },
+        ...errors,
+      },
+      async handler({ principal, params, body }) {
+        const { member, created } = await api.addMember(principal.userId, params.id!, body);
+        return { status: created ? 201 : 200, body: { member } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/accounts/:id/threads',
+      area: 'inbox',
+      auth: 'bearer',
+      summary: 'Threads of an inbox account, newest first (`?cursor=` from `nextCursor`, `?limit=`)',
+      responses: { 200: { description: 'one page of threads', schema: threadListSchema }, ...errors },
+      async handler({ principal, params, query }) {
+        const limit = limitOf(query.get('limit'));
+        return {
+          status: 200,
+          body: await api.listThreads(principal.userId, params.id!, {
+            cursor: query.get('cursor'),
+            ...(limit === undefined ? {} : { limit }),
+          }),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/threads/:id',
+      area: 'inbox',
+      auth: 'bearer',
+      summary: 'A thread with its messages (oldest first), statuses and attachment metadata',
+      responses: { 200: { description: 'the thread', schema: threadDetailSchema }, ...errors },
+      async handler({ principal, params }) {
+        return { status: 200, body: await api.getThread(principal.userId, params.id!) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/attachments/:id',
+      area: 'inbox',
+      auth: 'bearer',
+      summary: 'Download an attachment (never rendered at the host origin)',
+      responses: { 200: { description: 'the bytes, as a download' }, ...errors },
+      async handler({ principal, params }) {
+        const a = await api.getAttachment(principal.userId, params.id!);
+        return {
+          status: 200,
+          body: a.bytes,
+          headers: {
+            'content-type': a.contentType,
+            'content-disposition': contentDisposition(a.filename),
+            'content-security-policy': "sandbox; default-src 'none'",
+            'x-content-type-options': 'nosniff',
+            'cross-origin-resource-policy': 'same-origin',
+          },
+        };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/threads/:id/reply',
+      area: 'inbox',
+      auth: 'bearer',
+      body: replyBody,
+      summary: 'Reply on a thread through the mail provider',
+      responses: {
+        201: { description: 'the stored outbound message', schema: replySchema },
+        ...errors,
+        503: { description: 'the mail provider did not accept the reply' },
+      },
+      async handler({ principal, params, body }) {
+        return { status: 201, body: { message: await api.reply(principal.userId, params.id!, body) } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,16 @@
+export * from './auth/public.js';
+export type * from './context.js';
+export * from './errors.js';
+export { createGatehouse, type Gatehouse } from './gatehouse.js';
+export { validate } from './http/handle.js';
+/** The RFC 9457 answer for an error, e.g. a host's own 404 in Gatehouse's format. */
+export { errorToResponse as problemResponse } from './http/respond.js';
+export type * from './http/types.js';
+export * from './inbox/public.js';
+export * from './mfa/public.js';
+export type { GatehouseOptions } from './options.js';
+export type { Outbox } from './outbox/index.js';
+export * from './outbox/types.js';
+export * from './ports/index.js';
+export type { Algorithm, KeyInput } from './tokens/keyring.js';
+export * from './webhook/public.js';

@@ -1,0 +1,15 @@
+import type { AuthStores } from '../ports/auth-stores.js';
+import type { MemoryStoresOptions } from './index.js';
+import { memoryLimiterStore } from './limiter-store.js';
+import { memoryResetCodeStore } from './reset-code-store.js';
+import { memorySessionStore } from './session-store.js';
+import { memoryUserStore } from './user-store.js';
+
+export function memoryAuthStores({ clock }: Required<MemoryStoresOptions>): AuthStores {
+  return {
+    users: memoryUserStore(),
+    sessions: memorySessionStore(clock),
+    resetCodes: memoryResetCodeStore(clock),
+    limiter: memoryLimiterStore(clock),
+  };
+}

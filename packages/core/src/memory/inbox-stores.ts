@@ -1,0 +1,297 @@
+import type {
+  InboxAccount,
+  InboxAccountStore,
+  InboxMembership,
+  InboxRole,
+} from '../ports/inbox-account-store.js';
+import type { InboxAttachment, InboxAttachmentStore } from '../ports/inbox-attachment-store.js';
+import {
+  type DeliveryUpdate,
+  type InboxMessage,
+  type InboxMessageStore,
+  STATUS_RANK,
+} from '../ports/inbox-message-store.js';
+import type { InboxNotificationStore } from '../ports/inbox-notification-store.js';
+import type { InboxStores } from '../ports/inbox-stores.js';
+import type { InboxThread, InboxThreadStore } from '../ports/inbox-thread-store.js';
+import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
+import type { MemoryStoresOptions } from './index.js';
+
+// Every method below reads and writes without an `await` in between: atomic on one event loop.
+// Rows are copied in and out so callers never hold the stored object.
+const copy = <T>(v: T): T => structuredClone(v);
+
+/** Newest first: larger time, then larger id. */
+const newer = (a: { t: number; id: string }, b: { t: number; id: string }) =>
+  a.t !== b.t ? b.t - a.t : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+
+export function memoryInboxAccountStore(): InboxAccountStore {
+  const accounts = new Map<string, InboxAccount>();
+  const byAddress = new Map<string, string>();
+  /** accountId -> userId -> membership */
+  const members = new Map<string, Map<string, InboxMembership>>();
+
+  return {
+    async create(account, ownerUserId) {
+      if (byAddress.has(account.address)) return null;
+      accounts.set(account.id, copy(account));
+      byAddress.set(account.address, account.id);
+      members.set(
+        account.id,
+        new Map([
+          [
+            ownerUserId,
+            { accountId: account.id, userId: ownerUserId, role: 'owner', createdAt: account.createdAt },
+          ],
+        ]),
+      );
+      return copy(account);
+    },
+    async findById(id) {
+      const a = accounts.get(id);
+      return a ? copy(a) : null;
+    },
+    async findByAddress(address) {
+      const id = byAddress.get(address);
+      return id === undefined ? null : copy(accounts.get(id)!);
+    },
+    async listForUser(userId) {
+      const out: Array<{ account: InboxAccount; role: InboxRole }> = [];
+      for (const [accountId, m] of members) {
+        const mine = m.get(userId);
+        if (mine) out.push({ account: copy(accounts.get(accountId)!), role: mine.role });
+      }
+      return out.sort(
+        (a, b) =>
+          a.account.createdAt.getTime() - b.account.createdAt.getTime() ||
+          (a.account.id < b.account.id ? -1 : 1),
+      );
+    },
+    async roleOf(accountId, userId) {
+      return members.get(accountId)?.get(userId)?.role ?? null;
+    },
+    async listMembers(accountId) {
+      return [...(members.get(accountId)?.values() ?? [])].map(copy);
+    },
+    async setMember(accountId, userId, role, now) {
+      let m = members.get(accountId);
+      if (!m) {
+        m = new Map();
+        members.set(accountId, m);
+      }
+      const existing = m.get(userId);
+      if (existing) {
+        if (existing.role === 'owner' && role === 'member') {
+          const owners = [...m.values()].filter((x) => x.role === 'owner').length;
+          if (owners <= 1) return 'last_owner';
+        }
+        existing.role = role;
+        return { membership: copy(existing), created: false };
+      }
+      const membership: InboxMembership = { accountId, userId, role, createdAt: now };
+      m.set(userId, membership);
+      return { membership: copy(membership), created: true };
+    },
+  };
+}
+
+export function memoryInboxThreadStore(): InboxThreadStore {
+  const threads = new Map<string, InboxThread>();
+  const key = (t: { lastMessageAt: Date; id: string }) => ({ t: t.lastMessageAt.getTime(), id: t.id });
+
+  return {
+    async create(thread) {
+      threads.set(thread.id, copy(thread));
+    },
+    async findById(id) {
+      const t = threads.get(id);
+      return t ? copy(t) : null;
+    },
+    async listByAccount(accountId, { after, limit }) {
+      const cursor = after ? key(after) : null;
+      return [...threads.values()]
+        .filter((t) => t.accountId === accountId && t.messageCount > 0)
+        .filter((t) => cursor === null || newer(cursor, key(t)) < 0)
+        .sort((a, b) => newer(key(a), key(b)))
+        .slice(0, limit)
+        .map(copy);
+    },
+    async touch(id, at) {
+      const t = threads.get(id);
+      if (!t) return;
+      t.messageCount += 1;
+      if (at > t.lastMessageAt) t.lastMessageAt = new Date(at);
+    },
+    async deleteIfEmpty(id) {
+      if (threads.get(id)?.messageCount === 0) threads.delete(id);
+    },
+  };
+}
+
+function applyUpdate(m: InboxMessage, u: DeliveryUpdate): void {
+  if (u.kind === 'status') {
+    if (STATUS_RANK[u.status] > STATUS_RANK[m.status]) m.status = u.status;
+  } else if (u.kind === 'opened') {
+    m.openCount += 1;
+    if (m.openedAt === null || u.at < m.openedAt) m.openedAt = new Date(u.at);
+  } else {
+    m.clickCount += 1;
+    if (m.clickedAt === null || u.at < m.clickedAt) m.clickedAt = new Date(u.at);
+  }
+}
+
+export function memoryInboxMessageStore(): InboxMessageStore {
+  const messages = new Map<string, InboxMessage>();
+  /** `${accountId}\n${providerMessageId}` -> id */
+  const byProvider = new Map<string, string>();
+  const pk = (accountId: string, providerId: string) => `${accountId}\n${providerId}`;
+  const newestFirst = (a: InboxMessage, b: InboxMessage) =>
+    newer({ t: a.createdAt.getTime(), id: a.id }, { t: b.createdAt.getTime(), id: b.id });
+  const newest = (filter: (m: InboxMessage) => boolean) => {
+    const hit = [...messages.values()].filter(filter).sort(newestFirst)[0];
+    return hit ? copy(hit) : null;
+  };
+
+  return {
+    async insert(message) {
+      const existing = byProvider.get(pk(message.accountId, message.providerMessageId));
+      if (existing !== undefined) return { message: copy(messages.get(existing)!), created: false };
+      messages.set(message.id, copy(message));
+      byProvider.set(pk(message.accountId, message.providerMessageId), message.id);
+      return { message: copy(message), created: true };
+    },
+    async findById(id) {
+      const m = messages.get(id);
+      return m ? copy(m) : null;
+    },
+    async findByProviderId(accountId, providerMessageId) {
+      const id = byProvider.get(pk(accountId, providerMessageId));
+      return id === undefined ? null : copy(messages.get(id)!);
+    },
+    async listOutboundByProviderId(providerMessageId) {
+      return [...messages.values()]
+        .filter((m) => m.direction === 'outbound' && m.providerMessageId === providerMessageId)
+        .map(copy);
+    },
+    async listByThread(threadId) {
+      return [...messages.values()]
+        .filter((m) => m.threadId === threadId)
+        .sort((a, b) => newestFirst(b, a))
+        .map(copy);
+    },
+    async findOutboundByThreadKeys(accountId, keys) {
+      const wanted = new Set(keys);
+      return newest(
+        (m) =>
+          m.accountId === accountId && m.direction === 'outbound' && m.threadKeys.some((k) => wanted.has(k)),
+      );
+    },
+    async findLatestBySubject(accountId, subjectKey, since, opts = {}) {
+      const to = opts.outboundTo;
+      return newest(
+        (m) =>
+          m.accountId === accountId &&
+          m.subjectKey === subjectKey &&
+          m.createdAt >= since &&
+          (to === undefined || (m.direction === 'outbound' && m.recipients.includes(to))),
+      );
+    },
+    async applyDelivery(id, update) {
+      const m = messages.get(id);
+      if (!m) return null;
+      applyUpdate(m, update);
+      return copy(m);
+    },
+    async markProcessed(id, at) {
+      const m = messages.get(id);
+      if (m && m.processedAt === null) m.processedAt = new Date(at);
+    },
+  };
+}
+
+export function memoryInboxAttachmentStore(): InboxAttachmentStore {
+  const attachments = new Map<string, InboxAttachment>();
+  const bySource = new Map<string, string>();
+  const sk = (messageId: string, sourceKey: string) => `${messageId}\n${sourceKey}`;
+
+  return {
+    async insert(a) {
+      const existing = bySource.get(sk(a.messageId, a.sourceKey));
+      if (existing !== undefined) return copy(attachments.get(existing)!);
+      attachments.set(a.id, copy(a));
+      bySource.set(sk(a.messageId, a.sourceKey), a.id);
+      return copy(a);
+    },
+    async findById(id) {
+      const a = attachments.get(id);
+      return a ? copy(a) : null;
+    },
+    async findBySource(messageId, sourceKey) {
+      const id = bySource.get(sk(messageId, sourceKey));
+      return id === undefined ? null : copy(attachments.get(id)!);
+    },
+    async listByMessages(messageIds) {
+      const wanted = new Set(messageIds);
+      return [...attachments.values()].filter((a) => wanted.has(a.messageId)).map(copy);
+    },
+  };
+}
+
+export function memoryMailEventStore(): MailEventStore {
+  const events = new Map<string, MailEvent>();
+
+  return {
+    async record(event) {
+      const existing = events.get(event.id);
+      if (existing) return { event: copy(existing), created: false };
+      events.set(event.id, copy(event));
+      return { event: copy(event), created: true };
+    },
+    async findById(id) {
+      const e = events.get(id);
+      return e ? copy(e) : null;
+    },
+    async listPending(providerMessageId) {
+      return [...events.values()]
+        .filter((e) => e.providerMessageId === providerMessageId && e.appliedAt === null)
+        .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())
+        .map(copy);
+    },
+    async markApplied(id, at) {
+      const e = events.get(id);
+      if (!e || e.appliedAt !== null) return false;
+      e.appliedAt = new Date(at);
+      return true;
+    },
+  };
+}
+
+export function memoryInboxNotificationStore(): InboxNotificationStore {
+  const claims = new Map<string, { leaseUntil: Date; done: boolean }>();
+
+  return {
+    async claim(key, now, leaseUntil) {
+      const c = claims.get(key);
+      if (c && (c.done || c.leaseUntil >= now)) return false;
+      claims.set(key, { leaseUntil: new Date(leaseUntil), done: false });
+      return true;
+    },
+    async complete(key) {
+      claims.set(key, { leaseUntil: new Date(0), done: true });
+    },
+    async release(key) {
+      if (claims.get(key)?.done === false) claims.delete(key);
+    },
+  };
+}
+
+export function memoryInboxStores(_opts: Required<MemoryStoresOptions>): InboxStores {
+  return {
+    inboxAccounts: memoryInboxAccountStore(),
+    inboxThreads: memoryInboxThreadStore(),
+    inboxMessages: memoryInboxMessageStore(),
+    inboxAttachments: memoryInboxAttachmentStore(),
+    mailEvents: memoryMailEventStore(),
+    inboxNotifications: memoryInboxNotificationStore(),
+  };
+}

@@ -1,0 +1,28 @@
+import { type Clock, systemClock } from '../ports/clock.js';
+import type { Stores } from '../ports/stores.js';
+import { memoryAuthStores } from './auth-stores.js';
+import { memoryInboxStores } from './inbox-stores.js';
+import { memoryMfaStores } from './mfa-stores.js';
+import { memoryWebhookStores } from './webhook-stores.js';
+
+export { memoryFiles } from './files.js';
+
+export interface MemoryStoresOptions {
+  clock?: Clock;
+}
+
+/** In-memory implementations of every storage port: the embedded default.
+ *  One process only; state dies with it. Each method is atomic (it runs without an
+ *  `await` between its read and its write), which is what the store contract demands. */
+export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
+  const o = { clock: opts.clock ?? systemClock };
+  const stores: Stores = {
+    ...memoryAuthStores(o),
+    ...memoryMfaStores(o),
+    ...memoryWebhookStores(o),
+    ...memoryInboxStores(o),
+    // One process, one event loop: the stores themselves are the transaction.
+    transaction: (fn) => fn(stores),
+  };
+  return stores;
+}

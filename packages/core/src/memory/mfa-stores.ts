@@ -1,0 +1,240 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { EmailCode } from '../ports/email-code-store.js';
+import type { MfaFactor, PendingTotp } from '../ports/mfa-factor-store.js';
+import type { MfaStores } from '../ports/mfa-stores.js';
+import type { PendingLogin } from '../ports/pending-login-store.js';
+import type { RecoveryCode } from '../ports/recovery-code-store.js';
+import type { WebAuthnChallenge } from '../ports/webauthn-challenge-store.js';
+import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
+import type { MemoryStoresOptions } from './index.js';
+
+// Every method below reads and writes without an `await` in between: that is its atomicity.
+// Values are copied in and out so callers never share state with the store.
+
+const copy = <T>(v: T): T => structuredClone(v);
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function memoryMfaStores(_opts: Required<MemoryStoresOptions>): MfaStores {
+  const factors = new Map<string, MfaFactor>(); // `${userId}:${type}`
+  const pendingTotp = new Map<string, PendingTotp>(); // userId
+  const pending = new Map<string, PendingLogin>(); // jti
+  const codes = new Map<string, EmailCode>(); // key
+  const recovery = new Map<string, RecoveryCode[]>(); // userId
+  const credentials = new Map<string, StoredWebAuthnCredential>(); // credential id
+  const challenges = new Map<string, WebAuthnChallenge>(); // `${purpose}:${subject}`
+
+  // Expired entries nobody asks for again are swept now and then, so memory stays bounded.
+  let writes = 0;
+  const sweep = (now: Date) => {
+    if (++writes % 256 !== 0) return;
+    const t = now.getTime();
+    for (const [k, v] of pending) if (v.expiresAt.getTime() <= t) pending.delete(k);
+    for (const [k, v] of codes) if (v.expiresAt.getTime() <= t) codes.delete(k);
+    for (const [k, v] of challenges) if (v.expiresAt.getTime() <= t) challenges.delete(k);
+    for (const [k, v] of pendingTotp) if (v.expiresAt.getTime() <= t) pendingTotp.delete(k);
+  };
+
+  const livePending = (jti: string, now: Date) => {
+    const p = pending.get(jti);
+    if (!p) return null;
+    if (p.expiresAt.getTime() <= now.getTime()) {
+      pending.delete(jti);
+      return null;
+    }
+    return p;
+  };
+
+  return {
+    mfaFactors: {
+      async listFactors(userId) {
+        return [...factors.values()].filter((f) => f.userId === userId).map(copy);
+      },
+      async getFactor(userId, type) {
+        const f = factors.get(`${userId}:${type}`);
+        return f ? copy(f) : null;
+      },
+      async enableFactor(factor) {
+        factors.set(`${factor.userId}:${factor.type}`, copy(factor));
+      },
+      async removeFactor(userId, type) {
+        if (type === 'totp') pendingTotp.delete(userId);
+        return factors.delete(`${userId}:${type}`);
+      },
+      async acceptTotpStep(userId, step) {
+        const f = factors.get(`${userId}:totp`);
+        if (!f || step <= (f.lastStep ?? -1)) return false;
+        f.lastStep = step;
+        return true;
+      },
+      async savePendingTotp(p) {
+        pendingTotp.set(p.userId, copy(p));
+      },
+      async getPendingTotp(userId, now) {
+        const p = pendingTotp.get(userId);
+        if (!p || p.expiresAt.getTime() <= now.getTime()) return null;
+        return copy(p);
+      },
+      async confirmPendingTotp(userId, secret, step, now) {
+        const p = pendingTotp.get(userId);
+        if (!p || p.expiresAt.getTime() <= now.getTime() || p.secret.data !== secret.data) return false;
+        pendingTotp.delete(userId);
+        factors.set(`${userId}:totp`, {
+          userId,
+          type: 'totp',
+          enabledAt: new Date(now),
+          secret: copy(p.secret),
+          lastStep: step,
+        });
+        return true;
+      },
+    },
+
+    pendingLogins: {
+      async create(p) {
+        sweep(p.createdAt);
+        pending.set(p.jti, copy(p));
+      },
+      async get(jti, now) {
+        const p = livePending(jti, now);
+        return p ? copy(p) : null;
+      },
+      async recordFailure(jti, max, now) {
+        const p = livePending(jti, now);
+        if (!p) return null;
+        p.failures += 1;
+        if (p.failures >= max) pending.delete(jti);
+        return p.failures;
+      },
+      async consume(jti, now) {
+        const p = livePending(jti, now);
+        if (!p) return null;
+        pending.delete(jti);
+        return copy(p);
+      },
+      async claimSend(jti, now, { cooldownSeconds, maxSends }) {
+        const p = livePending(jti, now);
+        if (!p) return null;
+        if (p.sends >= maxSends) {
+          const left = Math.ceil((p.expiresAt.getTime() - now.getTime()) / 1000);
+          return { ok: false, reason: 'exhausted', retryAfterSeconds: Math.max(1, left) };
+        }
+        if (p.lastSentAt) {
+          const since = (now.getTime() - p.lastSentAt.getTime()) / 1000;
+          if (since < cooldownSeconds)
+            return { ok: false, reason: 'cooldown', retryAfterSeconds: Math.ceil(cooldownSeconds - since) };
+        }
+        p.sends += 1;
+        p.lastSentAt = new Date(now);
+        return { ok: true, sends: p.sends };
+      },
+      async voidForUser(userId) {
+        let n = 0;
+        for (const [jti, p] of pending) {
+          if (p.userId === userId) {
+            pending.delete(jti);
+            n++;
+          }
+        }
+        return n;
+      },
+    },
+
+    emailCodes: {
+      async put(code) {
+        sweep(code.createdAt);
+        codes.set(code.key, copy(code));
+      },
+      async consume(key, codeHash, now) {
+        const c = codes.get(key);
+        if (!c || c.expiresAt.getTime() <= now.getTime()) return false;
+        if (!sameHex(c.codeHash, codeHash)) return false;
+        codes.delete(key);
+        return true;
+      },
+      async has(key, now) {
+        const c = codes.get(key);
+        return !!c && c.expiresAt.getTime() > now.getTime();
+      },
+      async delete(key) {
+        codes.delete(key);
+      },
+    },
+
+    recoveryCodes: {
+      async replaceAll(userId, list) {
+        recovery.set(userId, list.map(copy));
+      },
+      async listUnused(userId) {
+        return (recovery.get(userId) ?? []).map(copy);
+      },
+      async use(userId, id) {
+        const list = recovery.get(userId) ?? [];
+        const i = list.findIndex((c) => c.id === id);
+        if (i === -1) return false;
+        list.splice(i, 1);
+        return true;
+      },
+      async deleteAll(userId) {
+        recovery.delete(userId);
+      },
+    },
+
+    webauthnCredentials: {
+      async addCredential(c) {
+        if (credentials.has(c.id)) return false;
+        credentials.set(c.id, copy(c));
+        return true;
+      },
+      async getCredential(id) {
+        const c = credentials.get(id);
+        return c ? copy(c) : null;
+      },
+      async listCredentials(userId) {
+        return [...credentials.values()]
+          .filter((c) => c.userId === userId)
+          .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+          .map(copy);
+      },
+      async updateCounter(id, expected, next, usedAt) {
+        const c = credentials.get(id);
+        if (!c || c.counter !== expected) return false;
+        c.counter = next;
+        c.lastUsedAt = new Date(usedAt);
+        return true;
+      },
+      async removeCredential(userId, id) {
+        const c = credentials.get(id);
+        if (!c || c.userId !== userId) return false;
+        return credentials.delete(id);
+      },
+      async removeAllCredentials(userId) {
+        let n = 0;
+        for (const [id, c] of credentials) {
+          if (c.userId === userId) {
+            credentials.delete(id);
+            n++;
+          }
+        }
+        return n;
+      },
+    },
+
+    webauthnChallenges: {
+      async putChallenge(ch) {
+        challenges.set(`${ch.purpose}:${ch.subject}`, copy(ch));
+      },
+      async takeChallenge(purpose, subject, now) {
+        const key = `${purpose}:${subject}`;
+        const ch = challenges.get(key);
+        if (!ch) return null;
+        challenges.delete(key);
+        return ch.expiresAt.getTime() > now.getTime() ? ch : null;
+      },
+    },
+  };
+}

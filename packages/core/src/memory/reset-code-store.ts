@@ -1,0 +1,41 @@
+import type { Clock } from '../ports/clock.js';
+import type { ResetCode, ResetCodeStore } from '../ports/reset-code-store.js';
+
+/** At most one code per user: creating one replaces the user's previous code. */
+export function memoryResetCodeStore(clock: Clock): ResetCodeStore {
+  const byHash = new Map<string, ResetCode>();
+  const hashByUser = new Map<string, string>();
+
+  const live = (hash: string, now: Date): ResetCode | null => {
+    const c = byHash.get(hash);
+    return c && now.getTime() < c.expiresAt.getTime() ? c : null;
+  };
+  const remove = (c: ResetCode) => {
+    byHash.delete(c.hash);
+    if (hashByUser.get(c.userId) === c.hash) hashByUser.delete(c.userId);
+  };
+  const sweep = () => {
+    const t = clock.now().getTime();
+    for (const c of byHash.values()) if (c.expiresAt.getTime() <= t) remove(c);
+  };
+
+  return {
+    async create(code) {
+      const previous = hashByUser.get(code.userId);
+      if (previous !== undefined) byHash.delete(previous);
+      byHash.set(code.hash, structuredClone(code));
+      hashByUser.set(code.userId, code.hash);
+      if (byHash.size % 512 === 0) sweep();
+    },
+    async find(hash, now) {
+      const c = live(hash, now);
+      return c ? structuredClone(c) : null;
+    },
+    async consume(hash, now) {
+      const c = live(hash, now);
+      if (!c) return null;
+      remove(c);
+      return structuredClone(c);
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import type { Clock } from '../ports/clock.js';
+import type { Session, SessionStore } from '../ports/session-store.js';
+
+/** How long ended-session ids stay in the feed, and ended/expired sessions in memory. */
+const RETAIN_MS = 24 * 3600 * 1000;
+
+interface TokenRow {
+  sessionId: string;
+  usedAt: number | null;
+}
+
+const copy = (s: Session): Session => structuredClone(s);
+
+function isLive(s: Session, t: number): boolean {
+  return s.endedAt === null && t < s.expiresAt.getTime() && t < s.idleExpiresAt.getTime();
+}
+
+/** Sessions, their refresh-token hashes and the ended feed, in Maps. Every method runs
+ *  without an `await` between its reads and writes: that is its atomicity. */
+export function memorySessionStore(clock: Clock): SessionStore {
+  const sessions = new Map<string, Session>();
+  const byUser = new Map<string, Set<string>>();
+  const tokens = new Map<string, TokenRow>();
+  const tokensOf = new Map<string, Set<string>>();
+  const feed: Array<{ seq: number; sid: string; at: number }> = [];
+  let seq = 0;
+  let writes = 0;
+
+  const addToken = (sessionId: string, hash: string) => {
+    tokens.set(hash, { sessionId, usedAt: null });
+    const set = tokensOf.get(sessionId) ?? new Set<string>();
+    tokensOf.set(sessionId, set);
+    set.add(hash);
+  };
+
+  const end = (s: Session, now: Date, reason: string) => {
+    s.endedAt = new Date(now);
+    s.endReason = reason;
+    feed.push({ seq: ++seq, sid: s.id, at: now.getTime() });
+  };
+
+  const liveOfUser = (userId: string, t: number): Session[] => {
+    const out: Session[] = [];
+    for (const id of byUser.get(userId) ?? []) {
+      const s = sessions.get(id);
+      if (s && isLive(s, t)) out.push(s);
+    }
+    return out;
+  };
+
+  // Sessions past their end (and the feed) are dropped after RETAIN_MS, so memory stays bounded.
+  const sweep = () => {
+    if (++writes % 256 !== 0) return;
+    const t = clock.now().getTime();
+    for (const s of sessions.values()) {
+      const over = Math.min(
+        s.endedAt?.getTime() ?? Infinity,
+        s.expiresAt.getTime(),
+        s.idleExpiresAt.getTime(),
+      );
+      if (over + RETAIN_MS > t) continue;
+      sessions.delete(s.id);
+      byUser.get(s.userId)?.delete(s.id);
+      if (byUser.get(s.userId)?.size === 0) byUser.delete(s.userId);
+      for (const h of tokensOf.get(s.id) ?? []) tokens.delete(h);
+      tokensOf.delete(s.id);
+    }
+    let drop = 0;
+    while (drop < feed.length && feed[drop]!.at + RETAIN_MS <= t) drop++;
+    feed.splice(0, drop);
+  };
+
+  return {
+    inProcess: true,
+
+    async create(session, token, { maxPerUser }) {
+      const s = copy(session);
+      if (s.idleExpiresAt > s.expiresAt) s.idleExpiresAt = new Date(s.expiresAt);
+      sessions.set(s.id, s);
+      const ids = byUser.get(s.userId) ?? new Set<string>();
+      byUser.set(s.userId, ids);
+      ids.add(s.id);
+      if (token) addToken(s.id, token.hash);
+      const now = s.createdAt;
+      const live = liveOfUser(s.userId, now.getTime()).sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime(),
+      );
+      const evicted: string[] = [];
+      for (const old of live.slice(0, Math.max(0, live.length - maxPerUser))) {
+        end(old, now, 'evicted');
+        evicted.push(old.id);
+      }
+      sweep();
+      return evicted;
+    },
+
+    async findById(id) {
+      const s = sessions.get(id);
+      return s ? copy(s) : null;
+    },
+
+    async findByToken(hash) {
+      const row = tokens.get(hash);
+      const s = row && sessions.get(row.sessionId);
+      if (!row || !s) return null;
+      return { session: copy(s), usedAt: row.usedAt === null ? null : new Date(row.usedAt) };
+    },
+
+    async rotate(hash, next, now, opts = {}) {
+      const t = now.getTime();
+      const row = tokens.get(hash);
+      const s = row && sessions.get(row.sessionId);
+      if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
+      if (row.usedAt !== null) {
+        const graceMs = (opts.graceSeconds ?? 0) * 1000;
+        if (graceMs <= 0 || t - row.usedAt > graceMs) return null;
+      } else {
+        row.usedAt = t;
+      }
+      addToken(s.id, next.hash);
+      s.lastUsedAt = new Date(t);
+      s.idleExpiresAt = new Date(Math.min(next.idleExpiresAt.getTime(), s.expiresAt.getTime()));
+      sweep();
+      return copy(s);
+    },
+
+    async revoke(id, now, reason) {
+      const s = sessions.get(id);
+      if (!s || s.endedAt !== null) return false;
+      end(s, now, reason);
+      return true;
+    },
+
+    async revokeAllForUser(userId, now, { reason, exceptSid }) {
+      const ended: string[] = [];
+      for (const id of byUser.get(userId) ?? []) {
+        const s = sessions.get(id);
+        if (!s || s.endedAt !== null || id === exceptSid) continue;
+        end(s, now, reason);
+        ended.push(id);
+      }
+      return ended;
+    },
+
+    async revokeAll(now, reason) {
+      let n = 0;
+      for (const s of sessions.values()) {
+        if (s.endedAt !== null) continue;
+        end(s, now, reason);
+        n++;
+      }
+      return n;
+    },
+
+    async listForUser(userId, now) {
+      return liveOfUser(userId, now.getTime())
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+        .map(copy);
+    },
+
+    async endedSince(cursor, notBefore) {
+      const after = cursor === null ? Number.NaN : Number(cursor);
+      if (Number.isNaN(after)) {
+        const from = notBefore.getTime();
+        return { sids: feed.filter((e) => e.at >= from).map((e) => e.sid), cursor: String(seq) };
+      }
+      // The feed is ordered by seq: binary search for the first entry after the cursor, so the
+      // per-request read of an in-process store costs O(log n).
+      let lo = 0;
+      let hi = feed.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (feed[mid]!.seq <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      return { sids: feed.slice(lo).map((e) => e.sid), cursor: String(seq) };
+    },
+  };
+}

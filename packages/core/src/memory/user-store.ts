@@ -1,0 +1,63 @@
+import type { User, UserStore } from '../ports/user-store.js';
+
+const copy = (u: User): User => structuredClone(u);
+
+/** Users in a Map; a second Map enforces one account per canonical email. */
+export function memoryUserStore(): UserStore {
+  const byId = new Map<string, User>();
+  const idByEmail = new Map<string, string>();
+
+  const update = (id: string, change: (u: User) => void): boolean => {
+    const u = byId.get(id);
+    if (!u) return false;
+    change(u);
+    return true;
+  };
+
+  return {
+    async create(user) {
+      if (idByEmail.has(user.email) || byId.has(user.id)) return null;
+      byId.set(user.id, copy(user));
+      idByEmail.set(user.email, user.id);
+      return copy(user);
+    },
+    async findById(id) {
+      const u = byId.get(id);
+      return u ? copy(u) : null;
+    },
+    async findByEmail(email) {
+      const id = idByEmail.get(email);
+      const u = id === undefined ? undefined : byId.get(id);
+      return u ? copy(u) : null;
+    },
+    async setPassword(id, { passwordHash, changedAt, ifHash }) {
+      const u = byId.get(id);
+      if (!u || (ifHash !== undefined && u.passwordHash !== ifHash)) return false;
+      u.passwordHash = passwordHash;
+      u.passwordChangedAt = new Date(changedAt);
+      return true;
+    },
+    async setDisabled(id, disabled) {
+      return update(id, (u) => {
+        u.disabled = disabled;
+      });
+    },
+    async setRoles(id, roles) {
+      return update(id, (u) => {
+        u.roles = [...roles];
+      });
+    },
+    async markEmailVerified(id) {
+      return update(id, (u) => {
+        u.emailVerified = true;
+      });
+    },
+    async delete(id) {
+      const u = byId.get(id);
+      if (!u) return false;
+      byId.delete(id);
+      idByEmail.delete(u.email);
+      return true;
+    },
+  };
+}

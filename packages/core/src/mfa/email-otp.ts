@@ -1,0 +1,70 @@
+import { createHash, randomInt } from 'node:crypto';
+import { GatehouseError } from '../errors.js';
+import type { PendingLogin } from '../ports/pending-login-store.js';
+import type { User } from '../ports/user-store.js';
+import { addSeconds, type MfaEnv } from './env.js';
+
+/** Six digits from the CSPRNG, zero-padded. */
+export function newEmailCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, '0');
+}
+
+/** Codes are stored as SHA-256 over the key they are bound to and the code, so a stored
+ *  hash is only good for its own pending login (or enrolment). */
+export function hashEmailCode(key: string, code: string): string {
+  return createHash('sha256').update(`${key}\n${code}`).digest('hex');
+}
+
+export const loginCodeKey = (jti: string) => `login:${jti}`;
+export const enrolCodeKey = (userId: string) => `enrol:${userId}`;
+
+/** Stores a fresh code under `key` (the previous one dies) and mails it. The mail holds only
+ *  the code. The send is queued, never awaited. */
+export async function sendEmailCode(env: MfaEnv, user: User, key: string): Promise<void> {
+  const now = env.ctx.clock.now();
+  const code = newEmailCode();
+  await env.ctx.stores.emailCodes.put({
+    key,
+    userId: user.id,
+    codeHash: hashEmailCode(key, code),
+    createdAt: now,
+    expiresAt: addSeconds(now, env.cfg.emailCodeTtlSeconds),
+  });
+  const minutes = Math.round(env.cfg.emailCodeTtlSeconds / 60);
+  env.ctx.mailer
+    .send({
+      to: user.email,
+      subject: 'Your sign-in code',
+      text: `Your sign-in code is ${code}\n\nIt expires in ${minutes} minutes and works once. If you did not try to sign in, change your password.`,
+    })
+    .catch((e: unknown) => {
+      env.ctx.logger.warn(
+        {
+          event: 'mail_failed',
+          userId: user.id,
+          reason: 'email_code',
+          err: e instanceof Error ? e.message : 'error',
+        },
+        'email code not sent',
+      );
+    });
+}
+
+/** Sends a login code for a pending login, within its send budget (cooldown and maximum,
+ *  counted atomically in the store); 429 with `Retry-After` over it. */
+export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: User): Promise<void> {
+  const r = await env.ctx.stores.pendingLogins.claimSend(pending.jti, env.ctx.clock.now(), {
+    cooldownSeconds: env.cfg.resendCooldownSeconds,
+    maxSends: env.cfg.maxSends,
+  });
+  if (!r) throw new GatehouseError('invalid_token');
+  if (!r.ok) throw new GatehouseError('rate_limited', { retryAfter: r.retryAfterSeconds });
+  await sendEmailCode(env, user, loginCodeKey(pending.jti));
+}
+
+/** Uses the code of a pending login (single use, atomic). */
+export function consumeLoginCode(env: MfaEnv, jti: string, code: string): Promise<boolean> {
+  if (!/^\d{6}$/.test(code)) return Promise.resolve(false);
+  const key = loginCodeKey(jti);
+  return env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, code), env.ctx.clock.now());
+}

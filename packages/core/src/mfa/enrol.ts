@@ -1,0 +1,156 @@
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { requireFreshAuth } from '../auth/reauth.js';
+import type { MfaMethod } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { Principal } from '../http/types.js';
+import type { User } from '../ports/user-store.js';
+import type { MfaEnv } from './env.js';
+import {
+  assertAllowed,
+  changed,
+  confirmEmail,
+  confirmPasskey,
+  confirmTotp,
+  factorAdded,
+  startEmail,
+  startPasskey,
+  startTotp,
+} from './factor-setup.js';
+import { enabledMethods } from './factors.js';
+import { hitCodeLimits } from './pending.js';
+import { regenerateRecoveryCodes } from './recovery.js';
+
+// Enrolment and housekeeping for a signed-in user (Bearer routes).
+
+async function currentUser(env: MfaEnv, principal: Principal): Promise<User> {
+  const user = await env.ctx.stores.users.findById(principal.userId);
+  if (!user || user.disabled) throw new GatehouseError('invalid_token');
+  return user;
+}
+
+/** Fresh authentication for adding a factor: a recent login or the password. */
+async function fresh(env: MfaEnv, principal: Principal, password?: string): Promise<User> {
+  await requireFreshAuth(env.ctx, principal, password);
+  return currentUser(env, principal);
+}
+
+/** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
+ *  the login's age; a wrong one is a failed login and answers 403 `reauth_required`. */
+async function withPassword(env: MfaEnv, principal: Principal, password: string): Promise<User> {
+  await requireFreshAuth(env.ctx, principal, password, { requirePassword: true });
+  return currentUser(env, principal);
+}
+
+/** Code attempts during enrolment are throttled per user and address like login codes. */
+async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<boolean>): Promise<void> {
+  const { throttle } = env.ctx;
+  await throttle.check('code:user', user.id);
+  await throttle.check('code:ip', ip);
+  if (await ok()) return;
+  await hitCodeLimits(env, user.id, ip);
+  throw new GatehouseError('invalid_code');
+}
+
+const hasMfa = async (env: MfaEnv, user: User) => (await enabledMethods(env, user.id)).length > 0;
+
+export async function totpSetup(env: MfaEnv, principal: Principal, password?: string) {
+  assertAllowed(env, 'totp');
+  return startTotp(env, await fresh(env, principal, password));
+}
+
+export async function totpConfirm(
+  env: MfaEnv,
+  principal: Principal,
+  input: { code: string; password?: string; ip: string },
+) {
+  assertAllowed(env, 'totp');
+  const user = await fresh(env, principal, input.password);
+  const hadMfa = await hasMfa(env, user);
+  await checkCode(env, user, input.ip, () => confirmTotp(env, user, input.code));
+  return factorAdded(env, user, 'totp', hadMfa, principal.sid);
+}
+
+export async function emailSetup(env: MfaEnv, principal: Principal, password?: string): Promise<void> {
+  assertAllowed(env, 'email');
+  await startEmail(env, await fresh(env, principal, password));
+}
+
+export async function emailConfirm(
+  env: MfaEnv,
+  principal: Principal,
+  input: { code: string; password?: string; ip: string },
+) {
+  assertAllowed(env, 'email');
+  const user = await fresh(env, principal, input.password);
+  const hadMfa = await hasMfa(env, user);
+  await checkCode(env, user, input.ip, () => confirmEmail(env, user, input.code));
+  return factorAdded(env, user, 'email', hadMfa, principal.sid);
+}
+
+export async function webauthnRegisterOptions(env: MfaEnv, principal: Principal, password?: string) {
+  assertAllowed(env, 'webauthn');
+  return startPasskey(env, await fresh(env, principal, password));
+}
+
+export async function webauthnRegisterVerify(
+  env: MfaEnv,
+  principal: Principal,
+  input: { attestationResponse: RegistrationResponseJSON; name?: string; password?: string; ip: string },
+) {
+  assertAllowed(env, 'webauthn');
+  const user = await fresh(env, principal, input.password);
+  const hadMfa = await hasMfa(env, user);
+  const credentialId = await confirmPasskey(env, user, input.attestationResponse, input.name);
+  if (!credentialId) throw new GatehouseError('invalid_code');
+  return { credentialId, ...(await factorAdded(env, user, 'webauthn', hadMfa, principal.sid)) };
+}
+
+export async function listPasskeys(env: MfaEnv, principal: Principal) {
+  const creds = await env.ctx.stores.webauthnCredentials.listCredentials(principal.userId);
+  return creds.map((c) => ({
+    id: c.id,
+    name: c.name,
+    createdAt: c.createdAt.toISOString(),
+    lastUsedAt: c.lastUsedAt?.toISOString() ?? null,
+    deviceType: c.deviceType,
+    backedUp: c.backedUp,
+  }));
+}
+
+/** After a removal: with no method left MFA is off and the recovery codes go too. */
+async function afterRemoval(env: MfaEnv, user: User, principal: Principal, method: MfaMethod) {
+  if (!(await hasMfa(env, user))) await env.ctx.stores.recoveryCodes.deleteAll(user.id);
+  await changed(env, user, principal.sid, { kind: 'removed', method });
+}
+
+export async function disableMethod(
+  env: MfaEnv,
+  principal: Principal,
+  method: MfaMethod,
+  password: string,
+): Promise<void> {
+  const user = await withPassword(env, principal, password);
+  const { mfaFactors, webauthnCredentials } = env.ctx.stores;
+  const removed =
+    method === 'webauthn'
+      ? (await webauthnCredentials.removeAllCredentials(user.id)) > 0
+      : await mfaFactors.removeFactor(user.id, method);
+  if (!removed) throw new GatehouseError('not_found');
+  await afterRemoval(env, user, principal, method);
+}
+
+export async function removePasskey(env: MfaEnv, principal: Principal, id: string, password: string) {
+  const user = await withPassword(env, principal, password);
+  if (!(await env.ctx.stores.webauthnCredentials.removeCredential(user.id, id)))
+    throw new GatehouseError('not_found');
+  await afterRemoval(env, user, principal, 'webauthn');
+}
+
+export async function regenerateRecovery(env: MfaEnv, principal: Principal, password: string) {
+  const user = await withPassword(env, principal, password);
+  if (!(await hasMfa(env, user)))
+    throw new GatehouseError('validation_failed', { detail: 'MFA is not enabled' });
+  const recoveryCodes = await regenerateRecoveryCodes(env, user.id);
+  await changed(env, user, principal.sid, { kind: 'recovery_regenerated' });
+  return { recoveryCodes };
+}

@@ -1,0 +1,27 @@
+import type { GatehouseContext } from '../context.js';
+import type { MfaConfig } from './options.js';
+import type { Sealer } from './seal.js';
+
+/** What every MFA flow needs: the shared context, the resolved MFA options, the seed sealer. */
+export interface MfaEnv {
+  ctx: GatehouseContext;
+  cfg: MfaConfig;
+  sealer: Sealer;
+}
+
+export const nowSeconds = (env: MfaEnv): number => Math.floor(env.ctx.clock.now().getTime() / 1000);
+
+export const addSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 1000);
+
+const envs = new WeakMap<GatehouseContext, MfaEnv>();
+
+export function registerMfaEnv(env: MfaEnv): void {
+  envs.set(env.ctx, env);
+}
+
+/** The MFA env built by `createMfaArea` for this context. */
+export function mfaEnvOf(ctx: GatehouseContext): MfaEnv {
+  const env = envs.get(ctx);
+  if (!env) throw new Error('the MFA area has not been created for this context');
+  return env;
+}

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { MfaMethod } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import type { User } from '../ports/user-store.js';
+import { enrolCodeKey, hashEmailCode, sendEmailCode } from './email-otp.js';
+import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
+import { type MfaNotice, notifyOwner } from './notify.js';
+import { regenerateRecoveryCodes } from './recovery.js';
+import { otpauthUri, TOTP_SEED_BYTES, verifyTotp } from './totp.js';
+import { registrationOptions, verifyRegistration } from './webauthn.js';
+
+// Adding a factor, whoever asks: a signed-in user (enrol.ts) or, with `mfa.required`, a login
+// that must enrol before it gets a session (enrol-at-login.ts). Callers check who may.
+
+/** A TOTP seed from setup waits this long for its first code. */
+const TOTP_SETUP_SECONDS = 900;
+
+export function assertAllowed(env: MfaEnv, method: MfaMethod): void {
+  if (!env.cfg.methods.has(method)) throw new GatehouseError('not_found');
+}
+
+export async function startTotp(env: MfaEnv, user: User) {
+  const seed = new Uint8Array(randomBytes(TOTP_SEED_BYTES));
+  await env.ctx.stores.mfaFactors.savePendingTotp({
+    userId: user.id,
+    secret: env.sealer.seal(seed, user.id),
+    expiresAt: addSeconds(env.ctx.clock.now(), TOTP_SETUP_SECONDS),
+  });
+  const otpauth = otpauthUri(seed, env.cfg.totpIssuer, user.email);
+  return { secret: new URL(otpauth).searchParams.get('secret')!, otpauthUri: otpauth };
+}
+
+/** Turns the pending seed into the active factor when `code` matches it (atomic, once). */
+export async function confirmTotp(env: MfaEnv, user: User, code: string): Promise<boolean> {
+  const { mfaFactors } = env.ctx.stores;
+  const now = env.ctx.clock.now();
+  const pending = await mfaFactors.getPendingTotp(user.id, now);
+  if (!pending) return false;
+  const step = await verifyTotp(env.sealer.open(pending.secret, user.id), code.trim(), nowSeconds(env));
+  return step !== null && (await mfaFactors.confirmPendingTotp(user.id, pending.secret, step, now));
+}
+
+export async function startEmail(env: MfaEnv, user: User): Promise<void> {
+  await env.ctx.throttle.hit('resend', `email-setup:${user.id}`);
+  await sendEmailCode(env, user, enrolCodeKey(user.id));
+}
+
+/** Enables the email factor when `code` is the mailed enrolment code (atomic, once). */
+export async function confirmEmail(env: MfaEnv, user: User, code: string): Promise<boolean> {
+  const key = enrolCodeKey(user.id);
+  const now = env.ctx.clock.now();
+  const c = code.trim();
+  if (!/^\d{6}$/.test(c) || !(await env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, c), now)))
+    return false;
+  await env.ctx.stores.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: now });
+  // The mailed code came back: the address is proven.
+  if (!user.emailVerified) await env.ctx.stores.users.markEmailVerified(user.id);
+  return true;
+}
+
+export const startPasskey = registrationOptions;
+
+/** Stores the credential when the attestation verifies; its id, or null. */
+export async function confirmPasskey(
+  env: MfaEnv,
+  user: User,
+  attestation: RegistrationResponseJSON,
+  name: string | undefined,
+): Promise<string | null> {
+  const cred = await verifyRegistration(env, user, attestation, name ?? 'Passkey');
+  if (!cred) return null;
+  if (!(await env.ctx.stores.webauthnCredentials.addCredential(cred)))
+    throw new GatehouseError('validation_failed', {
+      errors: [{ path: 'attestationResponse', message: 'this credential is already registered' }],
+    });
+  return cred.id;
+}
+
+/** After a change: the user's other sessions end (option; all of them when `exceptSid` is
+ *  absent), the owner is mailed, the change is logged. */
+export async function changed(env: MfaEnv, user: User, exceptSid: string | undefined, notice: MfaNotice) {
+  if (env.cfg.endSessionsOnChange)
+    await env.ctx.sessions.endAll(user.id, { exceptSid, reason: 'mfa_change' });
+  notifyOwner(env, user, notice);
+  env.ctx.logger.info(
+    {
+      event:
+        notice.kind === 'removed' ? 'mfa_removed' : notice.kind === 'added' ? 'mfa_enrolled' : 'mfa_recovery',
+      outcome: 'success',
+      method: 'method' in notice ? notice.method : 'recovery',
+      userId: user.id,
+      sid: exceptSid ?? null,
+    },
+    'mfa changed',
+  );
+}
+
+/** A factor was just confirmed: recovery codes when it is the first one (MFA turns on). */
+export async function factorAdded(
+  env: MfaEnv,
+  user: User,
+  method: MfaMethod,
+  hadMfa: boolean,
+  exceptSid: string | undefined,
+): Promise<{ recoveryCodes?: string[] }> {
+  const recoveryCodes = hadMfa ? undefined : await regenerateRecoveryCodes(env, user.id);
+  await changed(env, user, exceptSid, { kind: 'added', method });
+  return recoveryCodes ? { recoveryCodes } : {};
+}

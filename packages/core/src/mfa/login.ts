@@ -1,0 +1,173 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
+import { GatehouseError } from '../errors.js';
+import { consumeLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
+import { type MfaEnv, nowSeconds } from './env.js';
+import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
+import { notifyOwner } from './notify.js';
+import { attempt, issuePending, type OpenPending, openPending } from './pending.js';
+import { useRecoveryCode } from './recovery.js';
+import { verifyTotp } from './totp.js';
+import { authenticationOptions, verifyAuthentication } from './webauthn.js';
+
+export type CodeMethod = 'totp' | 'email' | 'recovery';
+
+/** Starts a pending login for a user whose password was just verified. When email is the
+ *  only method, the first code is mailed now. */
+export async function beginMfa(
+  env: MfaEnv,
+  userId: string,
+  opts: { refresh: boolean; ip: string; methods: MfaMethod[] },
+): Promise<MfaRequiredAnswer> {
+  const user = await env.ctx.stores.users.findById(userId);
+  if (!user) throw new GatehouseError('invalid_credentials');
+  const methods = loginMethods(env, user, opts.methods);
+  const mailCode = methods.length === 1 && methods[0] === 'email';
+  const { token, pending } = await issuePending(env, userId, {
+    refresh: opts.refresh,
+    methods,
+    codeSentAtLogin: mailCode,
+  });
+  if (methods.length === 0) {
+    // Only with `mfa.required`: this pending login can enrol a first method, nothing else.
+    if (!env.cfg.required) throw new Error('begin() needs at least one method unless mfa.required');
+    env.ctx.logger.info(
+      { event: 'mfa_challenge', outcome: 'pending', reason: 'enrolment_required', userId, ip: opts.ip },
+      'mfa enrolment required',
+    );
+    return { mfaRequired: true, mfaToken: token, methods: [], enrol: [...env.cfg.methods] };
+  }
+  if (mailCode) await sendEmailCode(env, user, loginCodeKey(pending.jti));
+  const offered: MfaRequiredAnswer['methods'] = [...methods];
+  if (await hasRecoveryCodes(env, userId)) offered.push('recovery');
+  env.ctx.logger.info(
+    { event: 'mfa_challenge', outcome: 'pending', userId, ip: opts.ip, methods: offered },
+    'mfa required',
+  );
+  return { mfaRequired: true, mfaToken: token, methods: offered };
+}
+
+const AMR: Record<CodeMethod | 'webauthn', string[]> = {
+  totp: ['pwd', 'otp', 'mfa'],
+  email: ['pwd', 'otp', 'mfa'],
+  recovery: ['pwd', 'mfa'],
+  webauthn: ['pwd', 'hwk', 'mfa'],
+};
+
+/** Issues the session that ends a pending login (already consumed). */
+export async function completeLogin(
+  env: MfaEnv,
+  { pending, user }: OpenPending,
+  method: CodeMethod | 'webauthn',
+  ip: string,
+): Promise<SessionAnswer> {
+  const session = await env.ctx.sessions.issue(user.id, {
+    refresh: pending.refresh,
+    amr: AMR[method],
+    authTime: nowSeconds(env),
+    ip,
+  });
+  env.ctx.logger.info({ event: 'mfa_verified', outcome: 'success', method, userId: user.id, ip }, 'mfa ok');
+  return session;
+}
+
+/** 400 when the request names a method this login cannot use (no code is checked, nothing
+ *  is counted). */
+function assertOffered(p: OpenPending, method: MfaMethod, path: string): void {
+  if (!p.pending.methods.includes(method))
+    throw new GatehouseError('validation_failed', {
+      errors: [{ path, message: `${method} is not a method of this login` }],
+    });
+}
+
+async function checkTotp(env: MfaEnv, userId: string, code: string): Promise<boolean> {
+  const factor = await env.ctx.stores.mfaFactors.getFactor(userId, 'totp');
+  if (!factor?.secret) return false;
+  const seed = env.sealer.open(factor.secret, userId);
+  const step = await verifyTotp(seed, code, nowSeconds(env), factor.lastStep ?? -1);
+  return step !== null && (await env.ctx.stores.mfaFactors.acceptTotpStep(userId, step));
+}
+
+async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise<boolean> {
+  const left = await useRecoveryCode(env, p.user.id, code);
+  if (left === null) return false;
+  notifyOwner(env, p.user, { kind: 'recovery_used', remaining: left });
+  return true;
+}
+
+/** Routes 9, 11, 12: completes a pending login with a code. Without `methodType`, a recovery
+ *  code is recognised by its shape and a six-digit code is tried as TOTP, then as the emailed
+ *  code; either way one wrong answer counts once. */
+export async function verifyCode(
+  env: MfaEnv,
+  input: { token: string; code: string; methodType?: CodeMethod; ip: string },
+): Promise<SessionAnswer> {
+  const code = input.code.trim();
+  let used: CodeMethod = input.methodType ?? 'totp';
+  const opened = await attempt(env, input.token, input.ip, input.methodType ?? 'auto', async (p) => {
+    const offered = p.pending.methods;
+    if (input.methodType === 'recovery') return checkRecovery(env, p, code);
+    if (input.methodType) {
+      assertOffered(p, input.methodType, 'methodType');
+      return input.methodType === 'totp'
+        ? checkTotp(env, p.user.id, code)
+        : consumeLoginCode(env, p.pending.jti, code);
+    }
+    if (!/^\d{6}$/.test(code)) {
+      used = 'recovery';
+      return checkRecovery(env, p, code);
+    }
+    if (offered.includes('totp') && (await checkTotp(env, p.user.id, code))) {
+      used = 'totp';
+      return true;
+    }
+    if (offered.includes('email') && (await consumeLoginCode(env, p.pending.jti, code))) {
+      used = 'email';
+      return true;
+    }
+    return false;
+  });
+  return completeLogin(env, opened, used, input.ip);
+}
+
+/** Routes 10 and 13: mails a fresh code for a pending login whose user has the email method
+ *  (the previous code dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
+export async function resendCode(env: MfaEnv, input: { token: string; ip: string }): Promise<void> {
+  const { pending, user } = await openPending(env, input.token);
+  if (!pending.methods.includes('email')) throw new GatehouseError('nothing_to_resend');
+  await sendLoginCode(env, pending, user);
+}
+
+/** Route 14: WebAuthn request options for a pending login. */
+export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string; ip: string }) {
+  await env.ctx.throttle.hit('webauthn:ip', input.ip);
+  const p = await openPending(env, input.mfaToken);
+  assertOffered(p, 'webauthn', 'mfaToken');
+  return authenticationOptions(env, p.user.id, p.pending.jti, p.pending.expiresAt);
+}
+
+/** Route 15: completes a pending login with a WebAuthn assertion. A failed assertion counts
+ *  as a wrong code; the challenge is gone either way (ask for fresh options). */
+export async function webauthnLoginVerify(
+  env: MfaEnv,
+  input: { mfaToken: string; assertionResponse: AuthenticationResponseJSON; ip: string },
+): Promise<SessionAnswer> {
+  const opened = await attempt(env, input.mfaToken, input.ip, 'webauthn', async (p) => {
+    assertOffered(p, 'webauthn', 'mfaToken');
+    return (await verifyAuthentication(env, p.user.id, p.pending.jti, input.assertionResponse)) !== null;
+  });
+  return completeLogin(env, opened, 'webauthn', input.ip);
+}
+
+/** The gate the auth area's login calls. */
+export function createMfaGate(env: MfaEnv) {
+  return {
+    methods: (userId: string) => enabledMethods(env, userId),
+    begin: (userId: string, opts: { refresh: boolean; ip: string; methods: MfaMethod[] }) =>
+      beginMfa(env, userId, opts),
+    async voidPending(userId: string) {
+      await env.ctx.stores.pendingLogins.voidForUser(userId);
+    },
+    required: env.cfg.required,
+  };
+}

@@ -1,0 +1,3 @@
+// What the MFA area exports from `@gatehouse/core`.
+export type { MfaOptions, SealingKeyInput, WebAuthnOptions } from './options.js';
+export { mfaSummary } from './summary.js';

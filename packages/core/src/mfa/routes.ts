@@ -1,0 +1,336 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { z } from 'zod';
+import type { MfaMethod } from '../context.js';
+import type { RouteDef } from '../http/types.js';
+import * as enrol from './enrol.js';
+import * as atLogin from './enrol-at-login.js';
+import type { MfaEnv } from './env.js';
+import * as login from './login.js';
+import * as s from './schemas.js';
+
+const session = { 200: { description: 'Session', schema: s.sessionSchema } };
+const accepted = { 202: { description: 'Accepted', schema: s.acceptedSchema } };
+const noContent = { 204: { description: 'Done' } };
+
+function route<B>(def: Omit<RouteDef<B>, 'area'>): RouteDef<B> {
+  return { area: 'auth', ...def };
+}
+
+/** Routes 9-15 of CONTRACT.md section 2 and the MFA enrolment table. */
+export function mfaRoutes(env: MfaEnv): RouteDef[] {
+  const disable = (method: MfaMethod) =>
+    route({
+      method: 'DELETE',
+      path: `/mfa/${method}`,
+      auth: 'bearer',
+      body: s.passwordBody,
+      summary: `Remove the ${method} method (password required)`,
+      responses: noContent,
+      handler: async ({ principal, body }) => {
+        await enrol.disableMethod(env, principal, method, body.password);
+        return { status: 204 };
+      },
+    });
+
+  return [
+    // --- pending login (no Bearer: the pending token travels in the body) ---
+    route({
+      method: 'POST',
+      path: '/login/email-code',
+      auth: 'none',
+      body: s.tokenCodeBody,
+      summary: 'Complete a pending login with the emailed code',
+      responses: session,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await login.verifyCode(env, { ...body, methodType: 'email', ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/login/email-code/resend',
+      auth: 'none',
+      body: s.tokenBody,
+      summary: 'Mail a fresh login code for a pending login',
+      responses: accepted,
+      handler: async ({ body, ip }) => {
+        await login.resendCode(env, { token: body.token, ip });
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/verify',
+      auth: 'none',
+      body: s.verifyBody,
+      summary: 'Complete a pending login with a TOTP, emailed or recovery code',
+      responses: session,
+      handler: async ({ body, ip }) => ({ status: 200, body: await login.verifyCode(env, { ...body, ip }) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/recovery',
+      auth: 'none',
+      body: s.tokenCodeBody,
+      summary: 'Complete a pending login with a recovery code',
+      responses: session,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await login.verifyCode(env, { ...body, methodType: 'recovery', ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/resend',
+      auth: 'none',
+      body: s.tokenBody,
+      summary: 'Mail a fresh code for a pending login (email method)',
+      responses: accepted,
+      handler: async ({ body, ip }) => {
+        await login.resendCode(env, { token: body.token, ip });
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/webauthn/options',
+      auth: 'none',
+      body: s.mfaTokenBody,
+      summary: 'WebAuthn request options for a pending login',
+      responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON' } },
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await login.webauthnLoginOptions(env, { mfaToken: body.mfaToken, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/webauthn/verify',
+      auth: 'none',
+      body: s.webauthnVerifyBody,
+      summary: 'Complete a pending login with a WebAuthn assertion',
+      responses: session,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await login.webauthnLoginVerify(env, {
+          mfaToken: body.mfaToken,
+          assertionResponse: body.assertionResponse as AuthenticationResponseJSON,
+          ip,
+        }),
+      }),
+    }),
+
+    // --- enrolment and housekeeping (Bearer) ---
+    route({
+      method: 'POST',
+      path: '/mfa/totp/setup',
+      auth: 'bearer',
+      body: s.optionalPasswordBody,
+      summary: 'Start TOTP enrolment: a new seed, active once confirmed',
+      responses: {
+        200: {
+          description: 'Seed',
+          schema: z.object({ secret: z.string(), otpauthUri: z.string() }),
+        },
+      },
+      handler: async ({ principal, body }) => ({
+        status: 200,
+        body: await enrol.totpSetup(env, principal, body?.password),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/totp/confirm',
+      auth: 'bearer',
+      body: s.confirmBody,
+      summary: 'Confirm TOTP with a first code; recovery codes on the first method',
+      responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
+      handler: async ({ principal, body, ip }) => ({
+        status: 200,
+        body: await enrol.totpConfirm(env, principal, { ...body, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/email/setup',
+      auth: 'bearer',
+      body: s.optionalPasswordBody,
+      summary: 'Start email-code enrolment: a code is mailed',
+      responses: accepted,
+      handler: async ({ principal, body }) => {
+        await enrol.emailSetup(env, principal, body?.password);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/email/confirm',
+      auth: 'bearer',
+      body: s.confirmBody,
+      summary: 'Confirm the email method with the mailed code',
+      responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
+      handler: async ({ principal, body, ip }) => ({
+        status: 200,
+        body: await enrol.emailConfirm(env, principal, { ...body, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/webauthn/register/options',
+      auth: 'bearer',
+      body: s.optionalPasswordBody,
+      summary: 'WebAuthn creation options for a new passkey',
+      responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
+      handler: async ({ principal, body, ip }) => {
+        await env.ctx.throttle.hit('webauthn:ip', ip);
+        return { status: 200, body: await enrol.webauthnRegisterOptions(env, principal, body?.password) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/webauthn/register/verify',
+      auth: 'bearer',
+      body: s.registerVerifyBody,
+      summary: 'Register a passkey from its attestation',
+      responses: {
+        200: {
+          description: 'Registered',
+          schema: z.object({ credentialId: z.string(), recoveryCodes: z.array(z.string()).optional() }),
+        },
+      },
+      handler: async ({ principal, body, ip }) => ({
+        status: 200,
+        body: await enrol.webauthnRegisterVerify(env, principal, {
+          attestationResponse: body.attestationResponse as RegistrationResponseJSON,
+          name: body.name,
+          password: body.password,
+          ip,
+        }),
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/mfa/webauthn/credentials',
+      auth: 'bearer',
+      summary: "The caller's passkeys",
+      handler: async ({ principal }) => ({
+        status: 200,
+        body: { credentials: await enrol.listPasskeys(env, principal) },
+      }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/mfa/webauthn/credentials/:id',
+      auth: 'bearer',
+      body: s.passwordBody,
+      summary: 'Remove one passkey (password required)',
+      responses: noContent,
+      handler: async ({ principal, params, body }) => {
+        await enrol.removePasskey(env, principal, params.id!, body.password);
+        return { status: 204 };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/recovery-codes',
+      auth: 'bearer',
+      body: s.passwordBody,
+      summary: 'Replace the recovery codes (password required); the old ones die',
+      responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
+      handler: async ({ principal, body }) => ({
+        status: 200,
+        body: await enrol.regenerateRecovery(env, principal, body.password),
+      }),
+    }),
+    disable('totp'),
+    disable('email'),
+    disable('webauthn'),
+    ...(env.cfg.required ? enrolAtLoginRoutes(env) : []),
+  ];
+}
+
+const sessionWithCodes = {
+  200: {
+    description: 'Session, and the recovery codes of the first method',
+    schema: s.sessionSchema.extend({ recoveryCodes: z.array(z.string()).optional() }),
+  },
+};
+
+/** `mfa.required`: a login without a method enrols its first one with the pending token. */
+function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/totp/setup',
+      auth: 'none',
+      body: s.mfaTokenBody,
+      summary: 'mfa.required: start TOTP enrolment during a login without a method',
+      handler: async ({ body }) => ({ status: 200, body: await atLogin.enrolTotpSetup(env, body) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/totp/confirm',
+      auth: 'none',
+      body: s.mfaTokenCodeBody,
+      summary: 'mfa.required: confirm TOTP and complete the login',
+      responses: sessionWithCodes,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await atLogin.enrolTotpConfirm(env, { ...body, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/email/setup',
+      auth: 'none',
+      body: s.mfaTokenBody,
+      summary: 'mfa.required: mail an enrolment code during a login without a method',
+      responses: accepted,
+      handler: async ({ body }) => {
+        await atLogin.enrolEmailSetup(env, body);
+        return { status: 202, body: { accepted: true } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/email/confirm',
+      auth: 'none',
+      body: s.mfaTokenCodeBody,
+      summary: 'mfa.required: confirm the email method and complete the login',
+      responses: sessionWithCodes,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await atLogin.enrolEmailConfirm(env, { ...body, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/webauthn/options',
+      auth: 'none',
+      body: s.mfaTokenBody,
+      summary: 'mfa.required: passkey creation options during a login without a method',
+      responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await atLogin.enrolPasskeyOptions(env, { ...body, ip }),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/mfa/enrol/webauthn/verify',
+      auth: 'none',
+      body: s.enrolPasskeyBody,
+      summary: 'mfa.required: register a passkey and complete the login',
+      responses: sessionWithCodes,
+      handler: async ({ body, ip }) => ({
+        status: 200,
+        body: await atLogin.enrolPasskeyVerify(env, {
+          mfaToken: body.mfaToken,
+          attestationResponse: body.attestationResponse as RegistrationResponseJSON,
+          name: body.name,
+          ip,
+        }),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+const token = z.string().min(1).max(4096);
+const code = z.string().min(1).max(64);
+const password = z.string().min(1).max(128);
+const b64url = z
+  .string()
+  .max(16_384)
+  .regex(/^[A-Za-z0-9_-]*={0,2}$/, 'base64url expected');
+const credentialId = b64url.min(1).max(1_366);
+/** Client extension outputs: passed to the verifier as they are, never used as lookup keys. */
+const extensions = z.looseObject({}).default({});
+const attachment = z.enum(['platform', 'cross-platform']).optional();
+
+export const tokenCodeBody = z.strictObject({ token, code });
+export const tokenBody = z.strictObject({ token });
+export const verifyBody = z.strictObject({
+  token,
+  code,
+  methodType: z.enum(['totp', 'email', 'recovery']).optional(),
+});
+export const mfaTokenBody = z.strictObject({ mfaToken: token });
+export const mfaTokenCodeBody = z.strictObject({ mfaToken: token, code });
+
+export const assertionResponse = z.strictObject({
+  id: credentialId,
+  rawId: credentialId,
+  type: z.literal('public-key'),
+  response: z.strictObject({
+    clientDataJSON: b64url,
+    authenticatorData: b64url,
+    signature: b64url,
+    userHandle: b64url.nullish().transform((v) => v ?? undefined),
+  }),
+  clientExtensionResults: extensions,
+  authenticatorAttachment: attachment,
+});
+export const webauthnVerifyBody = z.strictObject({ mfaToken: token, assertionResponse });
+
+export const attestationResponse = z.strictObject({
+  id: credentialId,
+  rawId: credentialId,
+  type: z.literal('public-key'),
+  response: z.strictObject({
+    clientDataJSON: b64url,
+    attestationObject: b64url,
+    authenticatorData: b64url.optional(),
+    transports: z.array(z.string().max(32)).max(10).optional(),
+    publicKeyAlgorithm: z.number().int().optional(),
+    publicKey: b64url.optional(),
+  }),
+  clientExtensionResults: extensions,
+  authenticatorAttachment: attachment,
+});
+export const registerVerifyBody = z.strictObject({
+  attestationResponse,
+  name: z.string().trim().min(1).max(100).optional(),
+  password: password.optional(),
+});
+
+export const enrolPasskeyBody = z.strictObject({
+  mfaToken: token,
+  attestationResponse,
+  name: z.string().trim().min(1).max(100).optional(),
+});
+
+/** Enrolment routes take no body, or `{ password }` instead of a recent login. */
+export const optionalPasswordBody = z.strictObject({ password: password.optional() }).optional();
+export const confirmBody = z.strictObject({ code, password: password.optional() });
+export const passwordBody = z.strictObject({ password });
+
+export const sessionSchema = z.object({
+  accessToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number(),
+  refreshToken: z.string().optional(),
+});
+export const acceptedSchema = z.object({ accepted: z.literal(true) });
+export const recoveryCodesSchema = z.object({ recoveryCodes: z.array(z.string()) });

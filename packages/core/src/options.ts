@@ -1,0 +1,75 @@
+import type { Clock } from './ports/clock.js';
+import type { Logger } from './ports/logger.js';
+import type { Mailer } from './ports/mailer.js';
+import type { SettingsInput } from './ports/settings.js';
+import type { Stores } from './ports/stores.js';
+import type { KeyInput } from './tokens/keyring.js';
+
+export interface GatehouseOptions {
+  /** `iss` of every token, e.g. `https://app.example`. */
+  issuer: string;
+  /** `aud` of access tokens. */
+  audience: string;
+  /** Signing keys: the first signs, all verify. Absent: an ephemeral dev key and a warning. */
+  keys?: KeyInput | KeyInput[];
+  /** Storage ports. Default: `memoryStores()`. */
+  stores?: Stores;
+  /** Default: a mailer that logs that a mail was sent (never its content). */
+  mailer?: Mailer;
+  /** Holds `inbox.mail.webhook-secret`; read per request. */
+  settings?: SettingsInput;
+  clock?: Clock;
+  logger?: Logger;
+  /** Mount points. */
+  basePath?: { auth?: string; inbox?: string; webhook?: string };
+  /** Route-level switches (configuration, not code): a switched-off route answers 404. */
+  routes?: { signup?: boolean };
+  /** Max body bytes: auth/inbox routes 100 KiB, webhook routes 10 MiB. */
+  bodyLimits?: { auth?: number; webhook?: number };
+  /** Addresses of reverse proxies whose `x-forwarded-for` is believed. Default: none. */
+  trustedProxies?: string[];
+
+  // --- auth area options --- (defaults and reasons: docs/auth.md)
+  /** Access-token lifetime, seconds. Default 900 (15 min); at most one day. */
+  accessTokenTtlSeconds?: number;
+  /** Absolute refresh-token (session) lifetime from login, seconds. Default 30 days. */
+  refreshTokenTtlSeconds?: number;
+  /** A session unused for this long ends, seconds. Default 7 days. */
+  refreshIdleSeconds?: number;
+  /** A repeat of a just-rotated refresh token within this window gets a new pair in the same
+   *  family instead of revoking it (two tabs refreshing at once). Default 0 (strict). */
+  refreshReuseGraceSeconds?: number;
+  /** Live sessions per user; beyond it the oldest end. Default 50. */
+  maxSessionsPerUser?: number;
+  /** Roles of a new account. Default `['user']`. */
+  defaultRoles?: string[];
+  /** Strength policy for signup, reset and change (zxcvbn-ts score, breached-password check). */
+  passwordPolicy?: import('./auth/options.js').PasswordPolicyOptions;
+  /** Argon2id parameters (OWASP defaults) and how many hashes run at once. */
+  passwordHashing?: import('./auth/options.js').PasswordHashingOptions;
+  /** Limits per throttle bucket; defaults are CONTRACT.md 2.3. */
+  throttle?: import('./auth/options.js').ThrottleOptions;
+
+  // --- MFA area options ---
+  /** MFA: methods, TOTP seed sealing key, limits (see docs/mfa.md). */
+  mfa?: import('./mfa/options.js').MfaOptions;
+  /** WebAuthn relying party (passkeys). */
+  webauthn?: import('./mfa/options.js').WebAuthnOptions;
+
+  // --- inbox area options ---
+  /** Webhook intake: signature header prefixes, timestamp tolerance (see docs/webhooks.md). */
+  webhook?: import('./webhook/types.js').WebhookOptions;
+  /** Outbox dispatcher: attempts, backoff, workers (see docs/webhooks.md). */
+  outbox?: import('./outbox/types.js').OutboxOptions;
+  /** Mail-provider API (Resend-compatible): a port, or `{ apiUrl, token }`. Without a token there
+   *  is no provider fetch and replies go out through `mailer` (see docs/inbox.md). */
+  provider?:
+    | import('./ports/mail-provider.js').MailProvider
+    | import('./inbox/provider-client.js').ProviderConfig;
+  /** Attachment bytes. Default: in memory; `directoryFiles(dir)` keeps them on disk. */
+  files?: import('./ports/file-store.js').FileStore;
+  /** Tells owners/members about new mail. Default: a mail through `mailer`. */
+  notifier?: import('./ports/notifier.js').Notifier;
+  /** Inbox: threading window, attachment size cap, who may create accounts (see docs/inbox.md). */
+  inbox?: import('./inbox/options.js').InboxOptions;
+}

@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import type { GatehouseContext } from '../context.js';
+import { ConfigError } from '../errors.js';
+import type { OutboxEvent, OutboxLease, OutboxStats, PublishResult } from '../ports/outbox-store.js';
+import { backoffDelay } from './backoff.js';
+import type { Consumer, OutboxOptions, PublishInput } from './types.js';
+
+export * from './types.js';
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+const DEFAULTS: Required<OutboxOptions> = {
+  maxAttempts: 10,
+  baseDelayMs: SECOND,
+  maxDelayMs: HOUR,
+  pollIntervalMs: SECOND,
+  concurrency: 4,
+  visibilityTimeoutMs: 5 * 60 * SECOND,
+  retentionMs: 7 * 24 * HOUR,
+};
+const PURGE_EVERY_MS = HOUR;
+const MAX_ERROR_CHARS = 1000;
+
+/** The outbox dispatcher (`gh.outbox`): at-least-once delivery of published events to the
+ *  consumer subscribed to their name, retries with backoff, then `dead`. */
+export interface Outbox {
+  /** Stores a pending event; returns its id (the first event's id for a repeated `dedupeKey`). */
+  publish(input: PublishInput): Promise<string>;
+  /** Like `publish`, and tells whether this call inserted the event. */
+  publishIfNew(input: PublishInput): Promise<PublishResult>;
+  /** One consumer per event name, subscribed at start-up. Events of names nobody consumes stay pending. */
+  subscribe(name: string, consumer: Consumer): void;
+  /** Claims up to `concurrency` due events, delivers them, waits; returns how many were delivered. */
+  runOnce(): Promise<number>;
+  /** `runOnce` until nothing is due (for tests and scripts); returns how many deliveries ran.
+   *  It never waits for a retry: a failed event is due again only once the clock passes its
+   *  backoff, so tests move their clock and drain again. */
+  drain(): Promise<number>;
+  /** Starts background workers: poll every `pollIntervalMs`, woken early by publishes. */
+  start(): void;
+  /** Stops the workers; resolves once in-flight deliveries have finished. */
+  stop(): Promise<void>;
+  get(id: string): Promise<OutboxEvent | null>;
+  listDead(opts?: { limit?: number; offset?: number }): Promise<OutboxEvent[]>;
+  /** A dead event gets a fresh set of attempts; false when it is unknown or not dead. */
+  replay(id: string): Promise<boolean>;
+  /** Events per status (monitoring; tests check that nothing was published). */
+  stats(): Promise<OutboxStats>;
+  /** Deletes `done` events older than `retentionMs` (started workers do this hourly). */
+  purge(): Promise<number>;
+}
+
+function resolveOptions(input: OutboxOptions = {}): Required<OutboxOptions> {
+  const o = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS) as Array<keyof OutboxOptions>) {
+    const v = input[key];
+    if (v === undefined) continue;
+    const min = key === 'baseDelayMs' || key === 'maxDelayMs' ? 0 : 1;
+    if (!Number.isSafeInteger(v) || v < min)
+      throw new ConfigError(`outbox.${key} must be an integer >= ${min}`);
+    o[key] = v;
+  }
+  return o;
+}
+
+function describeError(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.slice(0, MAX_ERROR_CHARS);
+}
+
+function outcomeOf(result: unknown): string | null {
+  if (typeof result !== 'object' || result === null || !Object.hasOwn(result, 'outcome')) return null;
+  const outcome = (result as { outcome: unknown }).outcome;
+  return typeof outcome === 'string' ? outcome.slice(0, 200) : null;
+}
+
+export function createOutbox(ctx: GatehouseContext): Outbox {
+  const o = resolveOptions(ctx.options.outbox);
+  const { clock, logger } = ctx;
+  // Read at use: a custom `Stores` without an outbox only fails when the outbox is used.
+  const store = () => ctx.stores.outbox;
+  const workerId = randomUUID();
+  const consumers = new Map<string, Consumer>();
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let pumping: Promise<void> | null = null;
+  let pumpAgain = false;
+  let timer: NodeJS.Timeout | undefined;
+  let unsubscribeWake: (() => void) | undefined;
+  let lastPurge = 0;
+
+  async function fail(e: OutboxEvent, lease: OutboxLease, err: unknown): Promise<void> {
+    const error = describeError(err);
+    const fields = { outboxEventId: e.id, name: e.name, attempt: e.attempts, err: error };
+    if (e.attempts >= o.maxAttempts) {
+      await store().kill(e.id, lease, error, clock.now());
+      logger.error({ event: 'outbox_dead', ...fields }, 'outbox event dead after its last attempt');
+      return;
+    }
+    const delayMs = backoffDelay(e.attempts, o.baseDelayMs, o.maxDelayMs);
+    await store().retry(e.id, lease, error, new Date(clock.now().getTime() + delayMs));
+    logger.warn({ event: 'outbox_retry', ...fields, delayMs }, 'outbox consumer failed; retry scheduled');
+  }
+
+  async function deliver(e: OutboxEvent): Promise<void> {
+    const lease: OutboxLease = { workerId, attempt: e.attempts };
+    try {
+      const consumer = consumers.get(e.name);
+      // A claim past the last attempt means a worker died holding the lease (or a consumer
+      // takes down its process): stop here instead of looping on it.
+      if (!consumer || e.attempts > o.maxAttempts) {
+        await fail(e, lease, new Error(consumer ? 'lease expired on the last attempt' : 'no consumer'));
+        return;
+      }
+      let result: unknown;
+      try {
+        result = await consumer({
+          id: e.id,
+          name: e.name,
+          payload: e.payload,
+          attempt: e.attempts,
+          createdAt: e.createdAt,
+        });
+      } catch (err) {
+        await fail(e, lease, err);
+        return;
+      }
+      if (!(await store().complete(e.id, lease, outcomeOf(result), clock.now()))) {
+        logger.warn({ event: 'outbox_lease_lost', outboxEventId: e.id, name: e.name }, 'outbox lease lost');
+      }
+    } catch (err) {
+      // The store failed: the lease runs out and the event is delivered again.
+      logger.warn(
+        { event: 'outbox_store_error', outboxEventId: e.id, err: describeError(err) },
+        'outbox store failed during delivery',
+      );
+    }
+  }
+
+  function track(e: OutboxEvent): Promise<void> {
+    const p = deliver(e).finally(() => {
+      inFlight.delete(p);
+      if (running) void pump();
+    });
+    inFlight.add(p);
+    return p;
+  }
+
+  function claim(limit: number): Promise<OutboxEvent[]> {
+    return store().claim({
+      names: [...consumers.keys()],
+      limit,
+      now: clock.now(),
+      leaseMs: o.visibilityTimeoutMs,
+      workerId,
+    });
+  }
+
+  async function runOnce(): Promise<number> {
+    if (consumers.size === 0) return 0;
+    const events = await claim(o.concurrency);
+    await Promise.all(events.map(track));
+    return events.length;
+  }
+
+  async function purge(): Promise<number> {
+    return store().purge(new Date(clock.now().getTime() - o.retentionMs));
+  }
+
+  /** Fills free delivery slots until nothing is due; overlapping calls coalesce into one. */
+  function pump(): Promise<void> {
+    if (pumping) {
+      pumpAgain = true;
+      return pumping;
+    }
+    pumping = (async () => {
+      // Yield first: a turn with nothing to await (all slots busy, no purge due) would
+      // otherwise run its `finally` before `pumping` is assigned and leave it set for good,
+      // stalling every later pump.
+      await Promise.resolve();
+      try {
+        const now = clock.now().getTime();
+        if (now - lastPurge >= PURGE_EVERY_MS) {
+          lastPurge = now;
+          await purge();
+        }
+        // A wake-up while claiming sets `pumpAgain`; checked right before giving up the turn.
+        do {
+          pumpAgain = false;
+          while (running && consumers.size > 0 && inFlight.size < o.concurrency) {
+            const events = await claim(o.concurrency - inFlight.size);
+            for (const e of events) void track(e);
+            if (events.length === 0) break;
+          }
+        } while (pumpAgain && running);
+      } catch (err) {
+        logger.warn({ event: 'outbox_store_error', err: describeError(err) }, 'outbox claim failed');
+      } finally {
+        pumping = null;
+        if (running) {
+          clearTimeout(timer);
+          timer = setTimeout(() => void pump(), o.pollIntervalMs);
+        }
+      }
+    })();
+    return pumping;
+  }
+
+  async function publishIfNew(input: PublishInput): Promise<PublishResult> {
+    const r = await store().publish(input, clock.now());
+    if (r.created && running) void pump();
+    return r;
+  }
+
+  return {
+    publish: async (input) => (await publishIfNew(input)).id,
+
+    publishIfNew,
+
+    subscribe(name, consumer) {
+      if (consumers.has(name)) throw new ConfigError(`outbox: a consumer for ${name} is already subscribed`);
+      consumers.set(name, consumer);
+    },
+
+    runOnce,
+
+    async drain() {
+      let total = 0;
+      for (let n = await runOnce(); n > 0; n = await runOnce()) total += n;
+      return total;
+    },
+
+    start() {
+      if (running) return;
+      running = true;
+      unsubscribeWake = store().subscribeWake?.(() => void pump());
+      void pump();
+    },
+
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      unsubscribeWake?.();
+      unsubscribeWake = undefined;
+      // No pump starts once `running` is false: waiting for the current one is enough.
+      await pumping;
+      await Promise.allSettled([...inFlight]);
+    },
+
+    get: (id) => store().get(id),
+
+    listDead: ({ limit = 100, offset = 0 } = {}) => store().listDead({ limit, offset }),
+
+    async replay(id) {
+      const ok = await store().replay(id, clock.now());
+      if (ok && running) void pump();
+      return ok;
+    },
+
+    stats: () => store().stats(),
+
+    purge,
+  };
+}

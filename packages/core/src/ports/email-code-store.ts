@@ -1,0 +1,23 @@
+/** One emailed six-digit code, stored as a hash and bound to what it unlocks. */
+export interface EmailCode {
+  /** What the code is bound to: `login:<pending jti>` or `enrol:<userId>`. */
+  key: string;
+  userId: string;
+  /** SHA-256 (hex) of the key and the code. */
+  codeHash: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** Emailed MFA codes: at most one live code per key. */
+export interface EmailCodeStore {
+  /** Stores the code, replacing (killing) any earlier code with the same key. */
+  put(code: EmailCode): Promise<void>;
+  /** Atomically deletes the code under `key` when it is live at `now` and its hash equals
+   *  `codeHash` (compared in constant time). Concurrent callers: exactly one gets `true`.
+   *  A wrong hash leaves the code in place. */
+  consume(key: string, codeHash: string, now: Date): Promise<boolean>;
+  /** True when a live code exists under `key`. */
+  has(key: string, now: Date): Promise<boolean>;
+  delete(key: string): Promise<void>;
+}

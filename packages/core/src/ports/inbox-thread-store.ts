@@ -1,0 +1,35 @@
+/** A conversation in one inbox account. */
+export interface InboxThread {
+  id: string;
+  accountId: string;
+  /** Subject of the first message, as received. */
+  subject: string;
+  /** Normalized subject (see `normalizeSubject`), for matching. */
+  subjectKey: string;
+  createdAt: Date;
+  /** Time of the newest message; the list order. */
+  lastMessageAt: Date;
+  messageCount: number;
+}
+
+/** Position in a thread list: the last thread of the previous page. */
+export interface ThreadCursor {
+  lastMessageAt: Date;
+  id: string;
+}
+
+export interface InboxThreadStore {
+  /** Inserts a new thread (`id` is fresh; `messageCount` 0). */
+  create(thread: InboxThread): Promise<void>;
+  findById(id: string): Promise<InboxThread | null>;
+  /** The account's threads newest first, ordered by (`lastMessageAt` desc, `id` desc); with
+   *  `after`, only threads strictly after that position in this order. At most `limit`.
+   *  Threads without messages are never listed. */
+  listByAccount(accountId: string, opts: { after?: ThreadCursor; limit: number }): Promise<InboxThread[]>;
+  /** Counts one more message: atomically `messageCount + 1` and
+   *  `lastMessageAt = max(lastMessageAt, at)`. */
+  touch(id: string, at: Date): Promise<void>;
+  /** Deletes the thread only if it holds no message (a thread left behind when a message
+   *  insert lost a race in a store without rollback). Atomic check and delete. */
+  deleteIfEmpty(id: string): Promise<void>;
+}

@@ -1,0 +1,20 @@
+/** A limiter counter: points consumed in the current fixed window. */
+export interface LimiterRecord {
+  points: number;
+  /** End of the window; the counter restarts from zero after it. */
+  resetAt: Date;
+}
+
+/** Counters behind every throttle (CONTRACT.md 2.3), driven by rate-limiter-flexible
+ *  (auth/throttle.ts adapts it). Fixed windows per key. Keys are built by the caller
+ *  (`<bucket>:<canonical email | address | id>`). Implementations: memory, Postgres (an upsert
+ *  `ON CONFLICT ... DO UPDATE` that restarts the window when `reset_at <= now`). */
+export interface LimiterStore {
+  /** Atomically adds `points` to `key` and returns the counter after the add. When the key is
+   *  absent or its window has ended at `now`, a new window of `durationMs` starts at `now` with
+   *  `points`. Concurrent callers never lose an increment. */
+  consume(key: string, points: number, durationMs: number, now: Date): Promise<LimiterRecord>;
+  /** The live counter of `key`, or null (absent or window ended at `now`). */
+  get(key: string, now: Date): Promise<LimiterRecord | null>;
+  delete(key: string): Promise<void>;
+}

@@ -1,0 +1,20 @@
+/** A password-reset code; only its SHA-256 is stored. The code itself identifies the
+ *  request (the reset route takes no email). */
+export interface ResetCode {
+  /** base64url SHA-256 of the code. */
+  hash: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** Password-reset codes: at most one live code per user. */
+export interface ResetCodeStore {
+  /** Stores the code and, in the same atomic step, voids every older code of that user. */
+  create(code: ResetCode): Promise<void>;
+  /** The live code (unused, not voided, `now` before `expiresAt`), without using it. */
+  find(hash: string, now: Date): Promise<ResetCode | null>;
+  /** Atomically deletes and returns the live code: concurrent callers with one hash, exactly
+   *  one gets it, the others `null`. Unknown, used, voided or expired: `null`. */
+  consume(hash: string, now: Date): Promise<ResetCode | null>;
+}

@@ -1,0 +1,90 @@
+/** One session = one refresh-token family. Its id is the `sid` claim of every access token
+ *  issued in it. A session without refresh tokens (login without `refreshToken: true`) ends
+ *  with its first access token. */
+export interface Session {
+  id: string;
+  userId: string;
+  createdAt: Date;
+  /** Absolute end, fixed at creation (counted from the login, never extended). */
+  expiresAt: Date;
+  /** Idle end: moved forward by each rotation, never past `expiresAt`. */
+  idleExpiresAt: Date;
+  lastUsedAt: Date;
+  /** The login that started the session (access tokens carry it as `auth_time`). */
+  authTime: Date;
+  /** Authentication methods of that login (`amr`), e.g. `['pwd', 'otp']`. */
+  amr: string[];
+  ip: string;
+  userAgent: string | null;
+  /** Set once the session is ended (logout, reuse, reset, revocation, disable, eviction). */
+  endedAt: Date | null;
+  endReason: string | null;
+}
+
+/** The refresh token handed out with a session or a rotation: only its SHA-256 is stored. */
+export interface NewRefreshToken {
+  /** base64url SHA-256 of the token. */
+  hash: string;
+  /** New idle end of the session (the store clamps it to `expiresAt`). */
+  idleExpiresAt: Date;
+}
+
+/** A refresh token's family and whether it was already rotated. */
+export interface RefreshTokenLookup {
+  session: Session;
+  /** When the token was rotated (used); null while it is the live one. */
+  usedAt: Date | null;
+}
+
+/** Ended sessions since a cursor: the feed that tells every instance which `sid`s to refuse. */
+export interface EndedSessionsPage {
+  sids: string[];
+  /** Opaque; pass it to the next call. */
+  cursor: string;
+}
+
+/** Sessions (refresh-token families). A session is live when `endedAt` is null and `now` is
+ *  before both `expiresAt` and `idleExpiresAt`. Every method that ends sessions records them
+ *  in the ended feed (`endedSince`) in the same atomic step. */
+export interface SessionStore {
+  /** True when reads cost no I/O (in-process memory): the auth area then reads the ended feed
+   *  on every Bearer check instead of polling it. Absent/false for databases. */
+  readonly inProcess?: boolean;
+  /** Atomically inserts the session and its first refresh token (`null`: no refresh token),
+   *  then ends (reason `evicted`) the user's oldest live sessions beyond `maxPerUser`.
+   *  Returns the evicted session ids. */
+  create(session: Session, token: NewRefreshToken | null, opts: { maxPerUser: number }): Promise<string[]>;
+  findById(id: string): Promise<Session | null>;
+  /** The family of a refresh token (live, rotated, ended or expired alike), or null. */
+  findByToken(hash: string): Promise<RefreshTokenLookup | null>;
+  /** One atomic step: when `hash` is the live (unused) token of a live session, mark it used
+   *  at `now`, insert `next` in the same session, set `lastUsedAt = now` and move
+   *  `idleExpiresAt`, and return the updated session. Concurrent callers with one hash:
+   *  exactly one wins; the others get `null`. A token used at most `graceSeconds` ago (default
+   *  0 = never) may rotate again into a sibling (two tabs refreshing at once). Otherwise
+   *  `null` (unknown, already used, or session not live): on reuse the caller ends the family. */
+  rotate(
+    hash: string,
+    next: NewRefreshToken,
+    now: Date,
+    opts?: { graceSeconds?: number },
+  ): Promise<Session | null>;
+  /** Ends one session. True when it was live and is now ended; false when absent or already ended. */
+  revoke(id: string, now: Date, reason: string): Promise<boolean>;
+  /** Ends every live session of the user except `exceptSid`; returns the ended ids. */
+  revokeAllForUser(
+    userId: string,
+    now: Date,
+    opts: { reason: string; exceptSid?: string },
+  ): Promise<string[]>;
+  /** Ends every live session of every user (key compromise); returns how many. */
+  revokeAll(now: Date, reason: string): Promise<number>;
+  /** Live sessions of the user at `now`, newest first. */
+  listForUser(userId: string, now: Date): Promise<Session[]>;
+  /** Ids of sessions ended after `cursor`; with `cursor` null, those ended at or after
+   *  `notBefore`. Never skips an entry: an end committed after a cursor was handed out
+   *  appears in a later page (a database implementation may re-read an overlap window; the
+   *  caller treats the feed as a set). Entries may be pruned once older than the longest
+   *  access-token lifetime (memory keeps 24 h). */
+  endedSince(cursor: string | null, notBefore: Date): Promise<EndedSessionsPage>;
+}

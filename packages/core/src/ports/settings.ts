@@ -1,0 +1,15 @@
+/** Runtime settings read per use (so a secret rotates without restart).
+ *  Known key: `inbox.mail.webhook-secret` (one or more secrets, space separated). */
+export interface Settings {
+  get(key: string): string | undefined | Promise<string | undefined>;
+}
+
+/** A plain object works as settings too. */
+export type SettingsInput = Settings | Record<string, string | undefined>;
+
+export function toSettings(input: SettingsInput | undefined): Settings {
+  if (!input) return { get: () => undefined };
+  if (typeof (input as Settings).get === 'function') return input as Settings;
+  const map = new Map(Object.entries(input as Record<string, string | undefined>));
+  return { get: (key) => map.get(key) };
+}

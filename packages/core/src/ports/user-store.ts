@@ -1,0 +1,40 @@
+/** A user account. `email` is the canonical form (trim, NFC, lower case). */
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  /** Argon2id PHC string. */
+  passwordHash: string;
+  roles: string[];
+  emailVerified: boolean;
+  disabled: boolean;
+  createdAt: Date;
+  passwordChangedAt: Date;
+}
+
+/** User accounts. Emails are stored and looked up in canonical form only (the caller
+ *  canonicalises); uniqueness is on that form. */
+export interface UserStore {
+  /** Inserts `user`. Atomic uniqueness on `email`: when the canonical email is already
+   *  registered nothing is written and the result is `null` (two concurrent signups with one
+   *  email: exactly one gets the user). */
+  create(user: User): Promise<User | null>;
+  findById(id: string): Promise<User | null>;
+  /** `email` must already be canonical. */
+  findByEmail(email: string): Promise<User | null>;
+  /** Replaces the password hash. With `ifHash`, only when the stored hash still equals it
+   *  (compare-and-set, so a rehash at login never overwrites a password changed meanwhile).
+   *  Returns false when the user is absent or `ifHash` did not match. */
+  setPassword(
+    id: string,
+    change: { passwordHash: string; changedAt: Date; ifHash?: string },
+  ): Promise<boolean>;
+  /** Returns false when the user is absent. */
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
+  /** Replaces the user's roles. Returns false when the user is absent. */
+  setRoles(id: string, roles: string[]): Promise<boolean>;
+  /** Marks the email address as proven (a mailed code came back). False when absent. */
+  markEmailVerified(id: string): Promise<boolean>;
+  /** Deletes the user. Returns false when absent. */
+  delete(id: string): Promise<boolean>;
+}

@@ -1,0 +1,137 @@
+import { isUtf8 } from 'node:buffer';
+import { z } from 'zod';
+import type { GatehouseContext } from '../context.js';
+import { ConfigError, GatehouseError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/types.js';
+import type { Outbox } from '../outbox/index.js';
+import { eventNameOf, routeWebhook } from './routing.js';
+import { createSecretReader } from './secrets.js';
+import { checkSignature } from './signature.js';
+import type { WebhookKind, WebhookOptions } from './types.js';
+
+export * from './public.js';
+
+const DEFAULT_TOLERANCE_SECONDS = 300;
+const DEFAULT_PREFIXES = ['webhook', 'svix'];
+const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;
+
+const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
+
+function resolveOptions(o: WebhookOptions = {}) {
+  const toleranceSeconds = o.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  if (!Number.isSafeInteger(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new ConfigError('webhook.toleranceSeconds must be an integer >= 0');
+  }
+  const prefixes = o.headerPrefixes ?? DEFAULT_PREFIXES;
+  if (prefixes.length === 0 || !prefixes.every((p) => PREFIX.test(p))) {
+    throw new ConfigError('webhook.headerPrefixes must be lower-case header name prefixes, e.g. "webhook"');
+  }
+  return { toleranceSeconds, prefixes: [...prefixes] };
+}
+
+/** Parses a verified body: a JSON object, or 400. Returns the text too (the outbox payload). */
+function parseObject(raw: Uint8Array): { text: string; body: object } {
+  let text: string;
+  let body: unknown;
+  // Strict UTF-8, BOM kept: the outbox payload is exactly the bytes that were signed.
+  if (!isUtf8(raw)) throw new GatehouseError('invalid_json');
+  try {
+    text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+    body = JSON.parse(text);
+  } catch {
+    throw new GatehouseError('invalid_json');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new GatehouseError('validation_failed', {
+      errors: [{ path: '/', message: 'Expected a JSON object' }],
+    });
+  }
+  return { text, body };
+}
+
+/** Webhook intake: signed routes that publish the raw body to the outbox. Order of work
+ *  (CONTRACT.md 4): body read under the limit (neutral layer) -> secret configured (503) ->
+ *  signature over the raw bytes (401) -> JSON object (400) -> route -> publish -> 202. An
+ *  unverified body is never parsed or logged; nothing is published for a refused request. */
+export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): RouteDef[] {
+  const { toleranceSeconds, prefixes } = resolveOptions(ctx.options.webhook);
+  const secrets = createSecretReader(ctx);
+
+  const rejected = (r: RouteContext, reason: string) =>
+    ctx.logger.warn(
+      {
+        event: 'webhook_rejected',
+        outcome: 'rejected',
+        reason,
+        route: r.route,
+        requestId: r.requestId,
+        ip: r.ip,
+      },
+      'webhook rejected',
+    );
+
+  const intake =
+    (kind: WebhookKind | 'auto') =>
+    async (r: RouteContext): Promise<{ status: number; body: z.infer<typeof acknowledgement> }> => {
+      const pending = secrets();
+      const keys = Array.isArray(pending) ? pending : await pending;
+      if (keys.length === 0) {
+        rejected(r, 'not_configured');
+        throw new GatehouseError('webhook_not_configured');
+      }
+      const check = checkSignature({
+        headers: r.headers,
+        rawBody: r.rawBody,
+        keys,
+        nowSeconds: Math.floor(ctx.clock.now().getTime() / 1000),
+        toleranceSeconds,
+        prefixes,
+      });
+      if (!check.ok) {
+        rejected(r, check.reason);
+        throw new GatehouseError('webhook_signature_invalid');
+      }
+      let parsed: { text: string; body: object };
+      try {
+        parsed = parseObject(r.rawBody);
+      } catch (e) {
+        rejected(r, 'not_a_json_object');
+        throw e;
+      }
+      const name = eventNameOf(kind === 'auto' ? routeWebhook(parsed.body) : kind);
+      const { id, created } = await outbox.publishIfNew({
+        name,
+        payload: parsed.text,
+        dedupeKey: check.receipt,
+      });
+      ctx.logger.debug(
+        { event: 'webhook_accepted', outboxEventId: id, name, duplicate: !created, requestId: r.requestId },
+        'webhook accepted',
+      );
+      return { status: 202, body: { accepted: true, outboxEventId: id } };
+    };
+
+  const responses = {
+    202: { description: 'Published to the outbox', schema: acknowledgement },
+    400: { description: 'Signed body is not a JSON object (invalid_json, validation_failed)' },
+    401: { description: 'Signature missing or invalid, or timestamp outside tolerance' },
+    413: { description: 'Body over the webhook limit' },
+    503: { description: 'Webhook secret not configured, or the outbox store is down' },
+  };
+  const route = (path: string, kind: WebhookKind | 'auto', summary: string): RouteDef => ({
+    method: 'POST',
+    path,
+    area: 'webhook',
+    auth: 'none',
+    raw: true,
+    summary,
+    responses,
+    handler: intake(kind),
+  });
+
+  return [
+    route('/', 'auto', 'Unified webhook intake: routed as inbound email or delivery event'),
+    route('/events', 'event', 'Delivery/engagement event webhook'),
+    route('/inbound', 'inbound', 'Inbound (received) email webhook'),
+  ];
+}

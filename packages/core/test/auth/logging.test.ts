@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { email, STRONG_2, session, setup, user } from './setup.js';
+
+describe('security logging', () => {
+  it('logs login, refresh, reuse, logout, reset and password change with structured fields', async () => {
+    const t = setup();
+    const u = await user(t);
+    await expect(
+      t.gh.auth.login({ email: u.email, password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
+    ).rejects.toThrow();
+    await expect(
+      t.gh.auth.login({ email: email(), password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
+    ).rejects.toThrow();
+    const s = await session(t, u);
+    const r = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
+    await t.gh.auth.refresh({ refreshToken: s.refreshToken }).catch(() => {});
+    const s2 = await session(t, u);
+    await t.gh.auth.logout({ refreshToken: s2.refreshToken });
+    const p = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
+    await t.gh.auth.changePassword(p, { currentPassword: u.password, newPassword: STRONG_2 });
+    await t.gh.auth.forgot({ email: u.email });
+    const code = /Reset code: (\S+)/.exec(
+      (await t.mailer.waitFor(u.email, (m) => /reset/i.test(m.subject))).text,
+    )![1]!;
+    await t.gh.auth.forgotReset({ code, password: u.password });
+
+    const events = t.log.entries.map((e) => e.obj);
+    const find = (event: string, outcome: string, reason?: string) =>
+      events.find(
+        (e) => e.event === event && e.outcome === outcome && (reason === undefined || e.reason === reason),
+      );
+    expect(find('login', 'failure', 'wrong_password')).toMatchObject({
+      userId: u.id,
+      ip: '192.0.2.3',
+      factor: 'password',
+    });
+    expect(find('login', 'failure', 'unknown_email')).toMatchObject({ userId: null, ip: '192.0.2.3' });
+    expect(find('login', 'success')).toMatchObject({ userId: u.id, sid: null });
+    expect(find('refresh', 'success')).toMatchObject({ userId: u.id, sid: expect.any(String) });
+    expect(find('refresh_reuse', 'failure')).toMatchObject({ userId: u.id, sid: expect.any(String) });
+    expect(find('logout', 'success')).toMatchObject({ userId: u.id });
+    expect(find('password_change', 'success')).toMatchObject({ userId: u.id });
+    expect(find('password_reset', 'success')).toMatchObject({ userId: u.id });
+    for (const e of events) {
+      for (const k of ['event', 'outcome', 'reason', 'userId', 'sid', 'ip', 'route', 'requestId'])
+        if (e.event !== 'rate_limited' && e.event !== 'config_warning')
+          expect(e, String(e.event)).toHaveProperty(k);
+    }
+    // Messages are constant; nothing secret appears anywhere in the log.
+    const text = JSON.stringify(t.log.entries);
+    for (const secret of [
+      u.password,
+      STRONG_2,
+      'Wr0ng-Sekret-value',
+      s.refreshToken,
+      r.refreshToken!,
+      s.accessToken,
+      code,
+      u.email,
+    ])
+      expect(text).not.toContain(secret);
+    void r;
+  });
+});

@@ -1,0 +1,141 @@
+import { memoryStores } from '@gatehouse/core/memory';
+import { TestClock } from '@gatehouse/testkit';
+import { parseOptions } from '@node-rs/argon2';
+import { describe, expect, it, vi } from 'vitest';
+import { createHashQueue } from '../../src/auth/hash-queue.js';
+import { email, STRONG, setup, user } from './setup.js';
+
+describe('passwords', () => {
+  it('stores an Argon2id hash with m=19456 t=2 p=1', async () => {
+    const t = setup();
+    const u = await user(t);
+    const stored = await t.stores.users.findById(u.id);
+    expect(stored!.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(stored!.passwordHash).not.toContain(STRONG);
+    expect(parseOptions(stored!.passwordHash)).toMatchObject({
+      memoryCost: 19456,
+      timeCost: 2,
+      parallelism: 1,
+    });
+  });
+
+  it('rehashes on login when the stored parameters differ from the configured ones', async () => {
+    const clock = new TestClock();
+    const stores = memoryStores({ clock });
+    const old = setup({ passwordHashing: { memoryCost: 4096, timeCost: 1 } }, { stores, clock });
+    const u = await user(old);
+    const before = await stores.users.findById(u.id);
+    expect(before!.passwordHash).toMatch(/m=4096,t=1,p=1/);
+    const now = setup({}, { stores, clock });
+    await now.gh.auth.login({ email: u.email, password: u.password });
+    await vi.waitFor(async () => {
+      expect((await stores.users.findById(u.id))!.passwordHash).toMatch(/m=19456,t=2,p=1/);
+    });
+    const after = await stores.users.findById(u.id);
+    expect(after!.passwordChangedAt).toEqual(before!.passwordChangedAt);
+    await now.gh.auth.login({ email: u.email, password: u.password });
+  });
+
+  it('spends about the same time on an unknown email as on a wrong password', async () => {
+    const t = setup();
+    const u = await user(t);
+    const time = async (e: string) => {
+      const start = performance.now();
+      await expect(t.gh.auth.login({ email: e, password: 'wrong-password-123' })).rejects.toMatchObject({
+        code: 'invalid_credentials',
+      });
+      return performance.now() - start;
+    };
+    await time(email()); // warms the dummy hash
+    const known: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      known.push(await time(u.email));
+      unknown.push(await time(email()));
+    }
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
+    // Both paths run one Argon2id verify with the same parameters.
+    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
+    expect(median(unknown)).toBeLessThan(median(known) * 2);
+  });
+
+  it('hashes exactly what was sent: no trimming, case folding or normalisation', async () => {
+    const t = setup();
+    const password = ' Ünïcode-Pässwörd-Kestrel ';
+    const u = await user(t, password);
+    await t.gh.auth.login({ email: u.email, password });
+    for (const variant of [password.trim(), password.toLowerCase(), password.normalize('NFD')])
+      await expect(t.gh.auth.login({ email: u.email, password: variant })).rejects.toMatchObject({
+        code: 'invalid_credentials',
+      });
+  });
+
+  it('accepts 8 to 128 characters, counted as code points', async () => {
+    const t = setup();
+    const phrase = 'Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich 🦊🐙🦉🐝 ';
+    const long = phrase + 'k'.repeat(128 - [...phrase].length); // 128 code points, more UTF-16 units
+    expect(long.length).toBeGreaterThan(128);
+    await user(t, long);
+    await expect(user(t, `${long}z`)).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(user(t, 'Zq9$vK2')).rejects.toMatchObject({ code: 'validation_failed' });
+  });
+
+  it('rejects common and context-derived passwords; the score threshold is configurable', async () => {
+    const t = setup();
+    for (const weak of ['password123', 'qwertyuiop', 'iloveyou2024', 'Password1!'])
+      await expect(user(t, weak)).rejects.toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: 'password', message: expect.any(String) }],
+      });
+    const lax = setup({ passwordPolicy: { minScore: 0 } });
+    await user(lax, 'password123');
+  });
+
+  it('asks the host breached-password check when one is configured', async () => {
+    const seen: string[] = [];
+    const t = setup({
+      passwordPolicy: {
+        isBreached: async (p) => {
+          seen.push(p);
+          return p === STRONG;
+        },
+      },
+    });
+    await expect(user(t, STRONG)).rejects.toMatchObject({ code: 'validation_failed' });
+    await user(t, 'violet-otter-jumps-gravel-1987');
+    expect(seen).toEqual([STRONG, 'violet-otter-jumps-gravel-1987']);
+  });
+});
+
+describe('hash queue', () => {
+  it('runs at most `concurrency` tasks at once and the rest in order', async () => {
+    const run = createHashQueue(2, 100);
+    let active = 0;
+    let peak = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        run(async () => {
+          active++;
+          peak = Math.max(peak, active);
+          await new Promise((r) => setTimeout(r, 5));
+          order.push(i);
+          active--;
+        }),
+      ),
+    );
+    expect(peak).toBe(2);
+    expect(order).toHaveLength(8);
+  });
+
+  it('refuses work beyond the queue bound with 503 unavailable', async () => {
+    const run = createHashQueue(1, 1);
+    let release!: () => void;
+    const first = run(() => new Promise<void>((r) => (release = r)));
+    const second = run(async () => 'queued');
+    await expect(run(async () => 'third')).rejects.toMatchObject({ code: 'unavailable', retryAfter: 1 });
+    release();
+    await first;
+    expect(await second).toBe('queued');
+  });
+});

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import type { Mail } from '@gatehouse/core';
+import { describe, expect, it } from 'vitest';
+import { email, STRONG_2, session, setup, user } from './setup.js';
+
+const codeOf = (m: Mail) => /Reset code: (\S+)/.exec(m.text)![1]!;
+const sha = (s: string) => createHash('sha256').update(s).digest('base64url');
+
+describe('password reset', () => {
+  it('mails a 256-bit base64url code and stores only its SHA-256, valid 30 minutes', async () => {
+    const t = setup();
+    const u = await user(t);
+    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    const code = codeOf(await t.mailer.waitFor(u.email));
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await t.stores.resetCodes.find(code, t.clock.now())).toBeNull();
+    const stored = await t.stores.resetCodes.find(sha(code), t.clock.now());
+    expect(stored).toMatchObject({ userId: u.id });
+    expect(stored!.expiresAt.getTime() - t.clock.now().getTime()).toBe(30 * 60_000);
+  });
+
+  it('answers at once whatever the mailer does: the mail is queued, never awaited', async () => {
+    const never: Mail[] = [];
+    const t = setup({
+      mailer: {
+        send: (m) => {
+          never.push(m);
+          return new Promise(() => {});
+        },
+      },
+    });
+    const u = await user(t);
+    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    expect(await t.gh.auth.forgot({ email: email() })).toEqual({ accepted: true });
+  });
+
+  it('sends nothing for unknown or disabled accounts and answers the same', async () => {
+    const t = setup();
+    const u = await user(t);
+    await t.gh.auth.disableUser(u.id);
+    const ghost = email();
+    expect(await t.gh.auth.forgot({ email: ghost })).toEqual({ accepted: true });
+    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    await (t.gh as unknown as { close(): Promise<void> }).close();
+    expect(t.mailer.mails).toEqual([]);
+  });
+
+  it('reset sets the password, verifies the email, ends every session, and mails the owner', async () => {
+    const t = setup();
+    const u = await user(t);
+    const s = await session(t, u);
+    await t.gh.auth.forgot({ email: u.email });
+    const code = codeOf(await t.mailer.waitFor(u.email));
+    await t.gh.auth.forgotReset({ code, password: STRONG_2 });
+    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(t.gh.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    await expect(t.gh.auth.login({ email: u.email, password: u.password })).rejects.toMatchObject({
+      code: 'invalid_credentials',
+    });
+    const after = await session(t, { email: u.email, password: STRONG_2 });
+    const me = await t.gh.auth.me(await t.gh.auth.verifyAccessToken(after.accessToken));
+    expect(me.user.emailVerified).toBe(true);
+    const mail = await t.mailer.waitFor(u.email, (m) => /changed/.test(m.subject));
+    expect(mail.text).not.toContain(code);
+  });
+
+  it('a code works once, even for concurrent resets', async () => {
+    const t = setup();
+    const u = await user(t);
+    await t.gh.auth.forgot({ email: u.email });
+    const code = codeOf(await t.mailer.waitFor(u.email));
+    const results = await Promise.allSettled(
+      Array.from({ length: 4 }, () => t.gh.auth.forgotReset({ code, password: STRONG_2 })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results.filter((x) => x.status === 'rejected'))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'invalid_code' });
+  });
+
+  it('a weak new password leaves the code usable', async () => {
+    const t = setup();
+    const u = await user(t);
+    await t.gh.auth.forgot({ email: u.email });
+    const code = codeOf(await t.mailer.waitFor(u.email));
+    await expect(t.gh.auth.forgotReset({ code, password: 'password' })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+    await t.gh.auth.forgotReset({ code, password: STRONG_2 });
+  });
+
+  it('stops mailing after 3 requests per email in 15 minutes but keeps answering 202', async () => {
+    const t = setup();
+    const u = await user(t);
+    for (let i = 0; i < 5; i++)
+      expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    await (t.gh as unknown as { close(): Promise<void> }).close();
+    expect(t.mailer.mails.filter((m) => m.to === u.email)).toHaveLength(3);
+  });
+});

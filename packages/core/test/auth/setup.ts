@@ -1,0 +1,109 @@
+import { createGatehouse, type GatehouseOptions, type Logger, type Mail, type Stores } from '@gatehouse/core';
+import { memoryStores } from '@gatehouse/core/memory';
+import { TestClock } from '@gatehouse/testkit';
+import { createAuthArea } from '../../src/auth/index.js';
+import type { GatehouseContext, MfaGate } from '../../src/context.js';
+import { createKeyring } from '../../src/tokens/keyring.js';
+
+export const STRONG = 'correct-horse-battery-staple-42';
+export const STRONG_2 = 'violet-otter-jumps-gravel-1987';
+
+/** A mailer that keeps what it was given. */
+export function recordingMailer() {
+  const mails: Mail[] = [];
+  return {
+    mails,
+    async send(mail: Mail) {
+      mails.push(mail);
+    },
+    /** Waits for a mail to `to` (mails are queued, never awaited by the flows). */
+    async waitFor(to: string, match: (m: Mail) => boolean = () => true, ms = 3000): Promise<Mail> {
+      const end = Date.now() + ms;
+      for (;;) {
+        const m = mails.filter((x) => x.to === to && match(x)).at(-1);
+        if (m) return m;
+        if (Date.now() > end) throw new Error(`no mail to ${to}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+  };
+}
+
+/** A logger that keeps every entry, to check what is (and is not) logged. */
+export function recordingLogger() {
+  const entries: Array<{ level: string; obj: Record<string, unknown>; msg?: string }> = [];
+  const at =
+    (level: string) =>
+    (obj: Record<string, unknown>, msg?: string): void => {
+      entries.push({ level, obj, msg });
+    };
+  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, entries };
+}
+
+export function setup(
+  options: Partial<GatehouseOptions> = {},
+  shared?: { stores: Stores; clock: TestClock },
+) {
+  const clock = shared?.clock ?? new TestClock(Date.UTC(2030, 0, 1));
+  const stores = shared?.stores ?? memoryStores({ clock });
+  const mailer = recordingMailer();
+  const log = recordingLogger();
+  const gh = createGatehouse({
+    issuer: 'https://gatehouse.test',
+    audience: 'gatehouse-test',
+    mailer,
+    logger: log.logger,
+    clock,
+    stores,
+    ...options,
+  });
+  return { gh, clock, stores, mailer, log };
+}
+
+export type Setup = ReturnType<typeof setup>;
+
+let n = 0;
+/** A fresh, unique email. */
+export const email = (tag = 'user') => `${tag}-${++n}-${Date.now()}@example.com`;
+
+/** Signs up a user and returns its email, password and id. */
+export async function user(t: Setup, password = STRONG) {
+  const address = email();
+  const { user: u } = await t.gh.auth.signup({ name: 'Ada Lovelace', email: address, password });
+  return { id: u.id, email: address, password };
+}
+
+/** Logs in with a refresh token and returns the session answer. */
+export async function session(t: Setup, u: { email: string; password: string }) {
+  const a = await t.gh.auth.login(
+    { email: u.email, password: u.password, refreshToken: true },
+    { ip: '192.0.2.1' },
+  );
+  if (!('accessToken' in a)) throw new Error('MFA was not expected');
+  return a as { accessToken: string; refreshToken: string; expiresIn: number; tokenType: 'Bearer' };
+}
+
+/** A context holding the real auth area and the given MFA gate (default: MFA off), as the
+ *  other areas receive it. */
+export function authContext(opts: { mfa?: MfaGate; options?: Partial<GatehouseOptions> } = {}) {
+  const clock = new TestClock(Date.UTC(2030, 0, 1));
+  const log = recordingLogger();
+  const mailer = recordingMailer();
+  const ctx = {
+    options: { issuer: 'https://gatehouse.test', audience: 'gatehouse-test', ...opts.options },
+    stores: memoryStores({ clock }),
+    clock,
+    logger: log.logger,
+    keyring: createKeyring({ issuer: 'https://gatehouse.test', logger: log.logger, clock }),
+    mailer,
+    settings: { get: () => undefined },
+    mfa: opts.mfa ?? {
+      methods: async () => [],
+      begin: () => Promise.reject(new Error('MFA off')),
+      voidPending: async () => {},
+    },
+  } as unknown as GatehouseContext;
+  const area = createAuthArea(ctx);
+  return { ctx, area, clock, log, mailer };
+}

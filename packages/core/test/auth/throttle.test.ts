@@ -1,0 +1,127 @@
+import { type LimiterStore, StoreError } from '@gatehouse/core';
+import { memoryStores } from '@gatehouse/core/memory';
+import { TestClock } from '@gatehouse/testkit';
+import { describe, expect, it } from 'vitest';
+import { email, setup, user } from './setup.js';
+
+const MIN = 60_000;
+const limited = { code: 'rate_limited', status: 429 };
+const bad = { code: 'invalid_credentials' };
+
+describe('throttling', () => {
+  it('library calls are limited like HTTP: 10 failed logins per email, then 429 with retryAfter', async () => {
+    const t = setup();
+    const u = await user(t);
+    for (let i = 0; i < 10; i++)
+      await expect(t.gh.auth.login({ email: u.email, password: `nope-${i}` })).rejects.toMatchObject(bad);
+    const err = await t.gh.auth.login({ email: u.email, password: u.password }).catch((e) => e);
+    expect(err).toMatchObject(limited);
+    expect(err.retryAfter).toBeGreaterThan(14 * 60);
+    expect(err.retryAfter).toBeLessThanOrEqual(15 * 60);
+    t.clock.advance(15 * MIN);
+    await t.gh.auth.login({ email: u.email, password: u.password });
+  });
+
+  it('checks the limit before any Argon2 work', async () => {
+    const t = setup({
+      throttle: { 'login:email': { points: 1, durationSeconds: 900 } },
+      passwordHashing: { memoryCost: 65536, timeCost: 3 },
+    });
+    const u = await user(t);
+    const timed = async () => {
+      const start = performance.now();
+      const err = await t.gh.auth.login({ email: u.email, password: 'nope' }).catch((e) => e);
+      return { err, ms: performance.now() - start };
+    };
+    const failed = await timed();
+    expect(failed.err).toMatchObject(bad);
+    const refused = await timed();
+    expect(refused.err).toMatchObject(limited);
+    // A verify at 64 MiB / t=3 is slow; a refused call does none of it.
+    expect(refused.ms).toBeLessThan(failed.ms / 4);
+  });
+
+  it('a successful login clears the failure count of the email', async () => {
+    const t = setup();
+    const u = await user(t);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 9; i++)
+        await expect(t.gh.auth.login({ email: u.email, password: 'nope' })).rejects.toMatchObject(bad);
+      await t.gh.auth.login({ email: u.email, password: u.password });
+    }
+  });
+
+  it('limits failed logins per client address across emails (100 per 15 min), IPv6 per /64', async () => {
+    const t = setup({ throttle: { 'login:ip': { points: 3, durationSeconds: 900 } } });
+    const u = await user(t);
+    for (const ip of ['2001:db8:1:2::a', '2001:db8:1:2:ffff::1', '2001:0db8:0001:0002::b'])
+      await expect(t.gh.auth.login({ email: email(), password: 'nope' }, { ip })).rejects.toMatchObject(bad);
+    await expect(
+      t.gh.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:2::c' }),
+    ).rejects.toMatchObject(limited);
+    await t.gh.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:3::c' });
+    await t.gh.auth.login({ email: u.email, password: u.password }, { ip: '192.0.2.50' });
+  });
+
+  it('limits signups per client address', async () => {
+    const t = setup({ throttle: { 'signup:ip': { points: 2, durationSeconds: 3600 } } });
+    const ip = '198.51.100.9';
+    for (let i = 0; i < 2; i++)
+      await t.gh.auth.signup(
+        { name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' },
+        { ip },
+      );
+    await expect(
+      t.gh.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+    ).rejects.toMatchObject(limited);
+    t.clock.advance(60 * MIN);
+    await t.gh.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip });
+  });
+
+  it('counts failed reset codes per address', async () => {
+    const t = setup({ throttle: { 'code:ip': { points: 2, durationSeconds: 900 } } });
+    const ip = '203.0.113.4';
+    for (let i = 0; i < 2; i++)
+      await expect(
+        t.gh.auth.forgotReset({ code: `nope-${i}`, password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+      ).rejects.toMatchObject({ code: 'invalid_code' });
+    await expect(
+      t.gh.auth.forgotReset({ code: 'nope', password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+    ).rejects.toMatchObject(limited);
+  });
+
+  it('refuses (fails closed) when the limiter store is down', async () => {
+    const clock = new TestClock();
+    const stores = memoryStores({ clock });
+    const down: LimiterStore = {
+      consume: () => Promise.reject(new StoreError('limiter down')),
+      get: () => Promise.reject(new StoreError('limiter down')),
+      delete: () => Promise.reject(new StoreError('limiter down')),
+    };
+    const t = setup({}, { stores: { ...stores, limiter: down }, clock });
+    await expect(
+      t.gh.auth.login({ email: email(), password: 'whatever-123' }, { ip: '192.0.2.1' }),
+    ).rejects.toBeInstanceOf(StoreError);
+    expect(t.log.entries.some((e) => e.obj.event === 'limiter_unavailable')).toBe(true);
+  });
+
+  it('answers 503 unavailable with Retry-After over HTTP when the limiter store is down', async () => {
+    const clock = new TestClock();
+    const stores = memoryStores({ clock });
+    const down: LimiterStore = {
+      consume: () => Promise.reject(new StoreError('limiter down')),
+      get: () => Promise.reject(new StoreError('limiter down')),
+      delete: () => Promise.reject(new StoreError('limiter down')),
+    };
+    const t = setup({}, { stores: { ...stores, limiter: down }, clock });
+    const res = await t.gh.handle({
+      method: 'POST',
+      path: '/auth/login',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ email: email(), password: 'whatever-123' })),
+      ip: '192.0.2.1',
+    });
+    expect(res).toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    expect(JSON.parse(String(res!.body))).toMatchObject({ code: 'unavailable' });
+  });
+});

@@ -1,0 +1,437 @@
+import { readdirSync } from 'node:fs';
+import type { Logger } from '@gatehouse/core';
+import { FakeMailProvider } from '@gatehouse/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, fixture, received, resendFixture, setup } from './helpers.js';
+
+const DAY = 86_400_000;
+
+class RecordingLogger implements Logger {
+  readonly lines: Array<{ level: string; obj: Record<string, unknown>; msg?: string }> = [];
+  debug = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'debug', obj, msg });
+  info = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'info', obj, msg });
+  warn = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'warn', obj, msg });
+  error = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'error', obj, msg });
+}
+
+async function withAccount(t: ReturnType<typeof setup>, address = 'support@acme.test') {
+  const owner = await t.user();
+  const account = await t.gh.inbox.createAccount(owner.id, { address, name: 'Support' });
+  return { owner, account };
+}
+
+async function threadsOf(t: ReturnType<typeof setup>, userId: string, accountId: string) {
+  return (await t.gh.inbox.listThreads(userId, accountId)).threads;
+}
+
+describe('inbound consumer: accounts and de-duplication', () => {
+  it('stores the Resend email.received fixture in a new thread and notifies the owner once', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t, 'delivered@resend.dev');
+    const payload = resendFixture('email.received');
+    expect(await t.deliver('inbound', payload)).toEqual({ outcome: 'stored' });
+
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    expect(thread).toMatchObject({ subject: 'Sending this example', messageCount: 1 });
+    const detail = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(detail.messages).toHaveLength(1);
+    expect(detail.messages[0]).toMatchObject({
+      direction: 'inbound',
+      from: 'onboarding@resend.dev',
+      to: ['delivered@resend.dev'],
+      providerMessageId: '56761188-7520-42d8-8898-ff6fc54ce618',
+      messageId: '111-222-333@email.example.com',
+      status: 'received',
+      text: '',
+      html: null,
+    });
+    expect(t.notifier.sent).toEqual([
+      {
+        key: `${detail.messages[0]!.id}:${owner.id}`,
+        notice: expect.objectContaining({
+          userId: owner.id,
+          email: owner.email,
+          subject: 'Sending this example',
+        }),
+      },
+    ]);
+  });
+
+  it('never stores a message twice: same event again, or a new event with the same email_id', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const payload = received({ email_id: 'dup-1' });
+    expect(await t.deliver('inbound', payload, { id: 'evt-a' })).toEqual({ outcome: 'stored' });
+    expect(await t.deliver('inbound', payload, { id: 'evt-a', attempt: 2 })).toEqual({
+      outcome: 'duplicate',
+    });
+    expect(await t.deliver('inbound', payload, { id: 'evt-b' })).toEqual({ outcome: 'duplicate' });
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toHaveLength(1);
+    expect(threads[0]!.messageCount).toBe(1);
+    expect(t.notifier.sent).toHaveLength(1);
+  });
+
+  it('finishes with no_account when no recipient belongs to an account', async () => {
+    const t = setup();
+    await withAccount(t);
+    expect(await t.deliver('inbound', received({ to: ['nobody@acme.test'] }))).toEqual({
+      outcome: 'no_account',
+    });
+    expect(t.notifier.sent).toHaveLength(0);
+  });
+
+  it('matches to before cc, case-insensitively and without +tags; the first account wins', async () => {
+    const t = setup();
+    const a = await withAccount(t, 'sales@acme.test');
+    const b = await withAccount(t, 'support@acme.test');
+    await t.deliver('inbound', received({ to: ['Other <other@x.test>'], cc: ['SUPPORT+urgent@Acme.TEST'] }));
+    expect(await threadsOf(t, b.owner.id, b.account.id)).toHaveLength(1);
+    await t.deliver('inbound', received({ to: ['sales+eu@acme.test', 'support@acme.test'] }));
+    expect(await threadsOf(t, a.owner.id, a.account.id)).toHaveLength(1);
+    expect(await threadsOf(t, b.owner.id, b.account.id)).toHaveLength(1);
+  });
+
+  it('finishes with invalid_payload for a body that is not a JSON object', async () => {
+    const t = setup();
+    expect(await t.deliver('inbound', 'not json')).toEqual({ outcome: 'invalid_payload' });
+    expect(await t.deliver('inbound', '[1,2]')).toEqual({ outcome: 'invalid_payload' });
+  });
+});
+
+describe('inbound consumer: body sources', () => {
+  let fake: FakeMailProvider;
+  beforeAll(async () => {
+    fake = await FakeMailProvider.start();
+  });
+  afterAll(() => fake.close());
+
+  it('takes html, text and headers from the payload when no provider token is configured', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    await t.deliver(
+      'inbound',
+      received({
+        html: '<p>Hello <b>there</b></p><script>x()</script>',
+        headers: { 'Reply-To': 'r@x.test' },
+      }),
+    );
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.html).toBe('<p>Hello <b>there</b></p><script>x()</script>');
+    expect(messages[0]!.text).toBe('Hello there');
+  });
+
+  it('fetches body, headers and attachments from the provider when a token is configured', async () => {
+    const t = setup({ provider: fake.config() });
+    const { owner, account } = await withAccount(t);
+    fake.emails.set('p-1', {
+      html: '<p>From the <i>API</i></p>',
+      text: null,
+      headers: { 'message-id': '<api-1@x.test>' },
+      message_id: '<api-1@x.test>',
+      attachments: [
+        { id: 'att-1', filename: 'notes.txt', contentType: 'text/plain', bytes: Buffer.from('note') },
+        {
+          id: 'att-2',
+          filename: '../../etc/passwd',
+          contentType: 'text/html',
+          bytes: Buffer.from('<b>x</b>'),
+        },
+      ],
+    });
+    expect(await t.deliver('inbound', received({ email_id: 'p-1' }))).toEqual({ outcome: 'stored' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]).toMatchObject({ text: 'From the API', messageId: 'api-1@x.test' });
+    expect(messages[0]!.attachments.map((a) => [a.filename, a.contentType, a.size])).toEqual([
+      ['notes.txt', 'text/plain', 4],
+      ['../../etc/passwd', 'text/html', 8],
+    ]);
+    const file = await t.gh.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
+    expect(Buffer.from(file.bytes).toString()).toBe('note');
+  });
+
+  it('finishes with provider_not_found when the provider does not know the email', async () => {
+    const t = setup({ provider: fake.config() });
+    await withAccount(t);
+    expect(await t.deliver('inbound', received({ email_id: 'missing' }))).toEqual({
+      outcome: 'provider_not_found',
+    });
+  });
+
+  it('throws on a provider 5xx so the outbox retries, and the retry stores the message once', async () => {
+    const t = setup({ provider: fake.config() });
+    const { owner, account } = await withAccount(t);
+    fake.emails.set('p-5xx', { text: 'body' });
+    fake.fail(/p-5xx$/, { status: 502, times: 1 });
+    const payload = received({ email_id: 'p-5xx' });
+    await expect(t.deliver('inbound', payload, { id: 'e5' })).rejects.toThrow();
+    expect(await t.deliver('inbound', payload, { id: 'e5', attempt: 2 })).toEqual({ outcome: 'stored' });
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
+  });
+
+  it('stores the other attachments when one fails, logs the event id, and adds none twice on retry', async () => {
+    const logger = new RecordingLogger();
+    const t = setup({ provider: fake.config(), logger });
+    const { owner, account } = await withAccount(t);
+    fake.emails.set('p-att', {
+      text: 'see attached',
+      attachments: [
+        { id: 'ok-1', filename: 'a.txt', contentType: 'text/plain', bytes: Buffer.from('a') },
+        { id: 'broken', filename: 'b.txt', contentType: 'text/plain', bytes: Buffer.from('b') },
+        { id: 'ok-2', filename: 'c.txt', contentType: 'text/plain', bytes: Buffer.from('c') },
+      ],
+    });
+    fake.fail(/attachments\/broken$/, { status: 500 });
+    t.notifier.failuresLeft = 1; // forces a retry after the attachments
+    const payload = received({ email_id: 'p-att' });
+    await expect(t.deliver('inbound', payload, { id: 'e-att' })).rejects.toThrow();
+    const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
+    expect(failed?.obj).toMatchObject({ outboxEventId: 'e-att', attachment: 1 });
+
+    fake.clearFaults();
+    expect(await t.deliver('inbound', payload, { id: 'e-att', attempt: 2 })).toEqual({ outcome: 'resumed' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt', 'c.txt', 'b.txt']);
+    expect(t.notifier.sent).toHaveLength(1);
+  });
+
+  it('accepts base64 attachment content given inline in a payload', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    await t.deliver(
+      'inbound',
+      received({
+        text: 'x',
+        attachments: [
+          {
+            filename: 'x.txt',
+            content_type: 'text/plain',
+            content: Buffer.from('inline!').toString('base64'),
+          },
+          { filename: 'meta-only.png', content_type: 'image/png' },
+        ],
+      }),
+    );
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['x.txt']);
+  });
+});
+
+describe('inbound consumer: raw MIME', () => {
+  const files = readdirSync(new URL('mime/', FIXTURES)).filter((f) => f.endsWith('.eml'));
+
+  it.each(files)('stores %s from raw MIME, plain and base64, without crashing', async (file) => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const raw = fixture(`mime/${file}`);
+    for (const [i, body] of [raw, Buffer.from(raw, 'utf8').toString('base64')].entries()) {
+      const out = await t.deliver(
+        'inbound',
+        {
+          type: 'email.received',
+          data: { raw: body, received_for: ['support@acme.test'] },
+        },
+        { id: `${file}-${i}` },
+      );
+      expect(out).toMatchObject({ outcome: expect.stringMatching(/^(stored|duplicate)$/) });
+    }
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads.length).toBeGreaterThanOrEqual(1);
+    const { messages } = await t.gh.inbox.getThread(owner.id, threads[0]!.id);
+    expect(typeof messages[0]!.text).toBe('string');
+  });
+
+  it('reads sender, recipients, subject, ids and attachments from the MIME message', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t, 'replies@example.com');
+    await t.deliver('inbound', { data: { raw: fixture('mime/chatwoot__multiple_in_reply_to.eml') } });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]).toMatchObject({
+      from: 'Sony Mathew <Sony@chatwoot.com>',
+      to: ['Replies <replies@example.com>'],
+      subject: "Discussion: Let's debate these attachments",
+      messageId: '0CB459E0-0336-41DA-BC88-E6E28C697DDB@chatwoot.com',
+      text: expect.stringContaining("Let's talk about these images"),
+    });
+
+    const t2 = setup();
+    const two = await withAccount(t2);
+    await t2.deliver('inbound', {
+      data: { raw: fixture('mime/chatwoot__email_with_inline_pdf.eml'), received_for: ['support@acme.test'] },
+    });
+    const [th] = await threadsOf(t2, two.owner.id, two.account.id);
+    const detail = await t2.gh.inbox.getThread(two.owner.id, th!.id);
+    const pdf = detail.messages[0]!.attachments.find((a) => a.contentType === 'application/pdf');
+    expect(pdf?.size).toBe(13264);
+  });
+});
+
+describe('inbound consumer: threading', () => {
+  it('threads a reply whose References name the Message-ID of a prior outbound message', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t, 'care@example.com');
+    const out = await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'prov-1',
+      messageId: '<4e6e35f5a38b4_479f13bb90078178@small-app-01.mail>',
+      to: 'sony@chatwoot.com',
+      subject: 'Something else entirely',
+      text: 'hello',
+    });
+    await t.deliver('inbound', { data: { raw: fixture('mime/chatwoot__mail_with_references.eml') } });
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toHaveLength(1);
+    expect(threads[0]).toMatchObject({ id: out.threadId, messageCount: 2 });
+  });
+
+  it.each([
+    ['chatwoot__in_reply_to.eml', '<0CB459E0-0336-41DA-BC88-E6E28C697DDB@chatwoot.com>'],
+    ['chatwoot__multiple_in_reply_to.eml', '<4e6e35f5a38b4_479f13bb90078131@small-app-01.mail>'],
+    ['chatwoot__references.eml', '<test-in-reply-to>'],
+    ['chatwoot__references-same.eml', '<TEST-REFERENCE-ID>'],
+  ])('threads %s onto the outbound message it names (%s)', async (file, sentId) => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const out = await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: `prov-${file}`,
+      messageId: sentId,
+      to: 'someone@else.test',
+      subject: 'Unrelated subject',
+    });
+    t.clock.advance(1000);
+    await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'decoy',
+      messageId: '<decoy@acme.test>',
+      to: 'sony@chatwoot.com',
+      subject: "Discussion: Let's debate these attachments",
+    });
+    const raw = fixture(`mime/${file}`);
+    expect(await t.deliver('inbound', { data: { raw, received_for: ['support@acme.test'] } })).toEqual({
+      outcome: 'stored',
+    });
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads.find((x) => x.id === out.threadId)?.messageCount).toBe(2);
+  });
+
+  it('threads chatwoot__reply_cc.eml by subject and sender, the account found through Cc', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t, 'test@example.com');
+    const out = await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'prov-cc',
+      to: 'Sony <sony@quicksales.vn>',
+      subject: "Re: Discussion: Let's debate these attachments",
+    });
+    expect(await t.deliver('inbound', { data: { raw: fixture('mime/chatwoot__reply_cc.eml') } })).toEqual({
+      outcome: 'stored',
+    });
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toEqual([expect.objectContaining({ id: out.threadId, messageCount: 2 })]);
+  });
+
+  it('threads by In-Reply-To against the provider id, by local part and case-insensitively', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const out = await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: '56761188-7520-42d8-8898-ff6fc54ce618',
+      to: ['ann@customer.test'],
+      subject: 'Welcome',
+    });
+    await t.deliver(
+      'inbound',
+      received({
+        subject: 'Totally different',
+        text: 'reply',
+        headers: { 'In-Reply-To': '<56761188-7520-42D8-8898-FF6FC54CE618@email.amazonses.com>' },
+      }),
+    );
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads.map((x) => x.id)).toEqual([out.threadId]);
+  });
+
+  it('prefers the thread where the sender was a recipient over a newer one with the same subject', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const out = await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'prov-ann',
+      to: 'Ann <ANN@customer.test>',
+      subject: 'Invoice 42',
+    });
+    t.clock.advance(60_000);
+    await t.gh.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'prov-bob',
+      to: 'bob@other.test',
+      subject: 'Invoice 42',
+    });
+    t.clock.advance(60_000);
+    await t.deliver('inbound', received({ from: 'ann@customer.test', subject: 'RE: Re:invoice  42' }));
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toHaveLength(2);
+    expect(threads.find((x) => x.id === out.threadId)?.messageCount).toBe(2);
+  });
+
+  it('falls back to the normalized subject alone, within the window only, never on empty subjects', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    await t.deliver('inbound', received({ from: 'a@x.test', subject: 'Order 7' }));
+    await t.deliver('inbound', received({ from: 'b@x.test', subject: 'Fwd: order 7' }));
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
+
+    t.clock.advance(91 * DAY);
+    await t.deliver('inbound', received({ from: 'c@x.test', subject: 'Re: Order 7' }));
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(2);
+
+    await t.deliver('inbound', received({ subject: '' }));
+    await t.deliver('inbound', received({ subject: 'Re:' }));
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(4);
+  });
+
+  it('honours a configured threading window', async () => {
+    const t = setup({ inbox: { threadingWindowDays: 1 } });
+    const { owner, account } = await withAccount(t);
+    await t.deliver('inbound', received({ subject: 'Ping' }));
+    t.clock.advance(2 * DAY);
+    await t.deliver('inbound', received({ subject: 'Ping' }));
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(2);
+  });
+});
+
+describe('inbound consumer: notifications', () => {
+  it('notifies every owner and member once, and only the failed one again on retry', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const member = await t.user();
+    await t.gh.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
+    t.notifier.failuresLeft = 1; // the first notification (the owner's) fails
+    const payload = received({ email_id: 'n-1' });
+    await expect(t.deliver('inbound', payload, { id: 'n' })).rejects.toThrow('notification failed');
+    expect(t.notifier.sent.map((s) => s.notice.userId)).toEqual([member.id]);
+    expect(await t.deliver('inbound', payload, { id: 'n', attempt: 2 })).toEqual({ outcome: 'resumed' });
+    expect(await t.deliver('inbound', payload, { id: 'n', attempt: 3 })).toEqual({ outcome: 'duplicate' });
+    expect(t.notifier.sent.map((s) => s.notice.userId)).toEqual([member.id, owner.id]);
+    const keys = t.notifier.sent.map((s) => s.key);
+    expect(new Set(keys).size).toBe(2);
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
+  });
+
+  it('mails owners through the mailer by default, with CR/LF removed from the subject', async () => {
+    const mails: Array<{ to: string; subject: string }> = [];
+    const t = setup({ notifier: undefined, mailer: { send: async (m) => void mails.push(m) } });
+    const { owner } = await withAccount(t);
+    await t.deliver('inbound', received({ subject: 'Hi\r\nBcc: victim@x.test' }));
+    expect(mails).toEqual([
+      expect.objectContaining({ to: owner.email, subject: 'New message in Support: Hi Bcc: victim@x.test' }),
+    ]);
+  });
+});

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { directoryFiles, type Mail } from '@gatehouse/core';
+import { memoryFiles } from '@gatehouse/core/memory';
+import { FakeMailProvider } from '@gatehouse/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { received, setup } from './helpers.js';
+
+async function problem(p: Promise<unknown>) {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return 'no error';
+}
+
+async function world(options: Parameters<typeof setup>[0] = {}) {
+  const t = setup(options);
+  const owner = await t.user('owner@users.test');
+  const stranger = await t.user('stranger@users.test');
+  const account = await t.gh.inbox.createAccount(owner.id, { address: 'Support@Acme.test', name: 'Support' });
+  return { t, owner, stranger, account };
+}
+
+describe('inbox API: accounts and members', () => {
+  it('creates an account with a canonical address and the caller as owner', async () => {
+    const { t, owner, account } = await world();
+    expect(account).toMatchObject({ address: 'support@acme.test', name: 'Support', role: 'owner' });
+    expect(await t.gh.inbox.listAccounts(owner.id)).toEqual([account]);
+  });
+
+  it('refuses a second account for an address, and addresses a host policy forbids', async () => {
+    const { t, stranger } = await world({
+      inbox: { canCreateAccount: ({ address }) => address.endsWith('@acme.test') },
+    });
+    expect(
+      await problem(t.gh.inbox.createAccount(stranger.id, { address: 'support@acme.test', name: 'X' })),
+    ).toBe('validation_failed');
+    expect(
+      await problem(t.gh.inbox.createAccount(stranger.id, { address: 'ceo@other.test', name: 'X' })),
+    ).toBe('forbidden');
+  });
+
+  it('lets owners add members by email; members and strangers may not', async () => {
+    const { t, owner, stranger, account } = await world();
+    const member = await t.user('member@users.test');
+    const added = await t.gh.inbox.addMember(owner.id, account.id, {
+      email: 'MEMBER@users.test',
+      role: 'member',
+    });
+    expect(added).toEqual({
+      member: { accountId: account.id, userId: member.id, email: 'member@users.test', role: 'member' },
+      created: true,
+    });
+    expect(await t.gh.inbox.listAccounts(member.id)).toEqual([{ ...account, role: 'member' }]);
+    expect(
+      await problem(t.gh.inbox.addMember(member.id, account.id, { email: stranger.email, role: 'owner' })),
+    ).toBe('forbidden');
+    expect(
+      await problem(t.gh.inbox.addMember(stranger.id, account.id, { email: stranger.email, role: 'owner' })),
+    ).toBe('forbidden');
+    expect(
+      await problem(t.gh.inbox.addMember(owner.id, 'nope', { email: stranger.email, role: 'owner' })),
+    ).toBe('not_found');
+    expect(
+      await problem(t.gh.inbox.addMember(owner.id, account.id, { email: 'ghost@x.test', role: 'member' })),
+    ).toBe('not_found');
+  });
+
+  it('never leaves an account without an owner', async () => {
+    const { t, owner, account } = await world();
+    expect(
+      await problem(t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' })),
+    ).toBe('validation_failed');
+    const second = await t.user();
+    await t.gh.inbox.addMember(owner.id, account.id, { email: second.email, role: 'owner' });
+    const demoted = await t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' });
+    expect(demoted).toMatchObject({ member: { role: 'member' }, created: false });
+  });
+});
+
+describe('inbox API: threads and attachments', () => {
+  it('answers 404 for unknown ids and 403 for non-members on every read', async () => {
+    const { t, owner, stranger, account } = await world();
+    await t.deliver(
+      'inbound',
+      received({ attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: 'YQ==' }] }),
+    );
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const attachmentId = messages[0]!.attachments[0]!.id;
+
+    expect(await problem(t.gh.inbox.listThreads(stranger.id, account.id))).toBe('forbidden');
+    expect(await problem(t.gh.inbox.getThread(stranger.id, thread!.id))).toBe('forbidden');
+    expect(await problem(t.gh.inbox.getAttachment(stranger.id, attachmentId))).toBe('forbidden');
+    expect(await problem(t.gh.inbox.reply(stranger.id, thread!.id, { text: 'hi' }))).toBe('forbidden');
+    expect(await problem(t.gh.inbox.listThreads(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.gh.inbox.getThread(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.gh.inbox.getAttachment(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.gh.inbox.reply(owner.id, 'nope', { text: 'hi' }))).toBe('not_found');
+    expect(await t.gh.inbox.listAccounts(stranger.id)).toEqual([]);
+  });
+
+  it('pages threads newest first with a cursor, without gaps or repeats', async () => {
+    const { t, owner, account } = await world();
+    for (let i = 0; i < 7; i++) {
+      await t.deliver('inbound', received({ subject: `Topic ${i}` }));
+      t.clock.advance(1000);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof t.gh.inbox.listThreads>> = await t.gh.inbox.listThreads(
+        owner.id,
+        account.id,
+        { cursor, limit: 3 },
+      );
+      seen.push(...page.threads.map((x) => x.subject));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(['Topic 6', 'Topic 5', 'Topic 4', 'Topic 3', 'Topic 2', 'Topic 1', 'Topic 0']);
+    expect(await problem(t.gh.inbox.listThreads(owner.id, account.id, { cursor: 'garbage' }))).toBe(
+      'validation_failed',
+    );
+  });
+
+  it('keeps attachment bytes in a directory under generated names only', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gh-files-'));
+    try {
+      const { t, owner, account } = await world({ files: directoryFiles(dir) });
+      await t.deliver(
+        'inbound',
+        received({
+          attachments: [
+            {
+              filename: '../../evil.sh',
+              content_type: 'text/plain',
+              content: Buffer.from('x').toString('base64'),
+            },
+          ],
+        }),
+      );
+      const names = await readdir(dir);
+      expect(names).toHaveLength(1);
+      expect(names[0]).toMatch(/^[a-f0-9]{40}$/);
+      const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+      const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+      const file = await t.gh.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
+      expect(file).toMatchObject({ filename: '../../evil.sh', contentType: 'text/plain' });
+      expect(Buffer.from(file.bytes).toString()).toBe('x');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('file stores refuse keys that are not generated names', async () => {
+    for (const files of [memoryFiles(), directoryFiles(join(tmpdir(), 'gh-never-created'))]) {
+      await expect(files.put('../x', new Uint8Array(), { contentType: 'text/plain' })).rejects.toThrow();
+      await expect(files.get('/etc/passwd')).rejects.toThrow();
+      expect(await files.get('absent')).toBeNull();
+    }
+  });
+});
+
+describe('inbox API: replies', () => {
+  let fake: FakeMailProvider;
+  beforeAll(async () => {
+    fake = await FakeMailProvider.start();
+  });
+  afterAll(() => fake.close());
+
+  /** An inbound email the provider knows: the webhook carries metadata, the API the rest. */
+  const arrive = (
+    t: ReturnType<typeof setup>,
+    data: {
+      from: string;
+      subject: string;
+      message_id?: string;
+      text?: string;
+      headers?: Record<string, string>;
+    },
+  ) => {
+    const emailId = randomUUID();
+    fake.emails.set(emailId, {
+      text: data.text ?? 'text',
+      headers: data.headers ?? {},
+      message_id: data.message_id,
+    });
+    return t.deliver('inbound', received({ email_id: emailId, from: data.from, subject: data.subject }));
+  };
+
+  it('sends through the provider with Message-ID, In-Reply-To and References, and threads the answer', async () => {
+    const { t, owner, account } = await world({ provider: fake.config() });
+    await arrive(t, {
+      from: 'Ann <ann@customer.test>',
+      subject: 'Question',
+      message_id: '<q-1@customer.test>',
+      text: 'How?',
+      headers: { References: '<older@customer.test>' },
+    });
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    t.clock.advance(1000);
+    const reply = await t.gh.inbox.reply(owner.id, thread!.id, {
+      text: 'Like this.',
+      html: '<p>Like this.</p>',
+    });
+    const sent = fake.sent.at(-1)!;
+    expect(sent.body).toMatchObject({
+      from: '"Support" <support@acme.test>',
+      to: ['ann@customer.test'],
+      subject: 'Re: Question',
+      text: 'Like this.',
+      html: '<p>Like this.</p>',
+      headers: {
+        'Message-ID': `<${reply.messageId}>`,
+        'In-Reply-To': '<q-1@customer.test>',
+        References: '<older@customer.test> <q-1@customer.test>',
+      },
+    });
+    expect(reply.messageId).toMatch(/^[0-9a-f-]{36}@acme\.test$/);
+    expect(reply).toMatchObject({
+      direction: 'outbound',
+      providerMessageId: sent.id,
+      status: 'queued',
+      threadId: thread!.id,
+      to: ['ann@customer.test'],
+    });
+
+    // The customer answers the reply: it threads by the provider id or the Message-ID.
+    t.clock.advance(1000);
+    await arrive(t, {
+      from: 'ann@customer.test',
+      subject: 'New words',
+      headers: { 'In-Reply-To': `<${reply.messageId}>` },
+    });
+    const threads = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    expect(threads).toEqual([expect.objectContaining({ id: thread!.id, messageCount: 3 })]);
+
+    // Delivery events reach the stored reply.
+    await t.deliver('delivery', { type: 'email.delivered', data: { email_id: sent.id } });
+    const detail = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(detail.messages.map((m) => [m.direction, m.status])).toEqual([
+      ['inbound', 'received'],
+      ['outbound', 'delivered'],
+      ['inbound', 'received'],
+    ]);
+  });
+
+  it('answers to Reply-To when the sender set one, and strips CR/LF from every header part', async () => {
+    const { t, owner, account } = await world({ provider: fake.config() });
+    await t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'owner' });
+    await arrive(t, {
+      from: 'x@customer.test',
+      subject: 'Hi\r\nBcc: evil@x.test',
+      headers: { 'Reply-To': 'Desk <desk@customer.test>' },
+    });
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    await t.gh.inbox.reply(owner.id, thread!.id, { text: 'ok' });
+    const sent = fake.sent.at(-1)!.body;
+    expect(sent.to).toEqual(['desk@customer.test']);
+    expect(sent.subject).toBe('Re: Hi Bcc: evil@x.test');
+  });
+
+  it('answers 503 unavailable when the provider refuses, and stores nothing', async () => {
+    const { t, owner, account } = await world({ provider: fake.config() });
+    await arrive(t, { from: 'a@customer.test', subject: 'Down' });
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    fake.fail(/^\/emails$/, { status: 500, times: 1 });
+    expect(await problem(t.gh.inbox.reply(owner.id, thread!.id, { text: 'x' }))).toBe('unavailable');
+    expect((await t.gh.inbox.getThread(owner.id, thread!.id)).messages).toHaveLength(1);
+  });
+
+  it('sends through the mailer when no provider is configured, with the Message-ID as provider id', async () => {
+    const mails: Mail[] = [];
+    const { t, owner, account } = await world({ mailer: { send: async (m) => void mails.push(m) } });
+    await t.deliver(
+      'inbound',
+      received({ from: 'ann@customer.test', subject: 'Mailer', message_id: '<m@c.test>' }),
+    );
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const reply = await t.gh.inbox.reply(owner.id, thread!.id, { text: 'via SMTP' });
+    expect(mails).toEqual([
+      expect.objectContaining({
+        to: 'ann@customer.test',
+        subject: 'Re: Mailer',
+        headers: expect.objectContaining({
+          'Message-ID': `<${reply.messageId}>`,
+          'In-Reply-To': '<m@c.test>',
+        }),
+      }),
+    ]);
+    expect(reply.providerMessageId).toBe(reply.messageId);
+  });
+
+  it('recordOutbound is idempotent per provider id and validates its input', async () => {
+    const { t, account } = await world();
+    const input = { accountId: account.id, providerMessageId: 'host-1', to: 'a@x.test', subject: 'S' };
+    const a = await t.gh.inbox.recordOutbound(input);
+    const b = await t.gh.inbox.recordOutbound(input);
+    expect(b.id).toBe(a.id);
+    expect(await problem(t.gh.inbox.recordOutbound({ ...input, accountId: 'nope' }))).toBe('not_found');
+    expect(await problem(t.gh.inbox.recordOutbound({ ...input, threadId: 'nope' }))).toBe('not_found');
+    expect(await problem(t.gh.inbox.recordOutbound({ ...input, providerMessageId: '' }))).toBe(
+      'validation_failed',
+    );
+  });
+});

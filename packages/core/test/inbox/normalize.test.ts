@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalAddress, headerSafe, parseAddresses, stripTag } from '../../src/inbox/addresses.js';
+import { bareId, parseIdList, threadKeys } from '../../src/inbox/message-ids.js';
+import { normalizeSubject } from '../../src/inbox/subject.js';
+
+describe('subject normalization', () => {
+  it.each([
+    ['Re: Hello', 'hello'],
+    ['RE:RE: Hello', 'hello'],
+    ['Re:Re:Re:  Hello   world', 'hello world'],
+    ['Fwd: Re: Hello', 'hello'],
+    ['FW: hello', 'hello'],
+    ['AW: WG: Hallo', 'hallo'],
+    ['SV: Hej', 'hej'],
+    ['VS: Hei', 'hei'],
+    ['Antw: Hoi', 'hoi'],
+    ['RE[2]: Hello', 'hello'],
+    ['Re (3): Hello', 'hello'],
+    ['Re : Hello', 'hello'],
+    ['[list] Re: Topic', '[list] topic'],
+    ['Re: [list] Topic', '[list] topic'],
+    ['Ｒｅ： Full width', 'full width'],
+    ['  Hello\t\nthere ', 'hello there'],
+    ['Re:', ''],
+    ['Regarding the plan', 'regarding the plan'],
+    ['Return: of the king', 'return: of the king'],
+  ])('normalizes %j to %j', (input, expected) => {
+    expect(normalizeSubject(input)).toBe(expected);
+  });
+
+  it('treats the same text with different prefixes and case as one subject', () => {
+    expect(normalizeSubject('Re: Invoice 42')).toBe(normalizeSubject('FWD:invoice 42'));
+  });
+});
+
+describe('message ids', () => {
+  it('strips angle brackets and keeps each id once', () => {
+    expect(parseIdList('<a@x> <b@y>\r\n <a@x>')).toEqual(['a@x', 'b@y']);
+    expect(parseIdList(['<a@x>', 'c@z'])).toEqual(['a@x', 'c@z']);
+    expect(parseIdList('bare-id@host other@host')).toEqual(['bare-id@host', 'other@host']);
+  });
+
+  it('refuses ids with white space or nothing in them', () => {
+    expect(bareId('<>')).toBeNull();
+    expect(bareId('  ')).toBeNull();
+    expect(bareId('<abc@x>')).toBe('abc@x');
+  });
+
+  it('keys ids whole and by a long enough local part, case-insensitively', () => {
+    expect(threadKeys(['<ABCDEF12-3456@Mail.Example>', 'short@x'])).toEqual([
+      'abcdef12-3456@mail.example',
+      'abcdef12-3456',
+      'short@x',
+    ]);
+    const provider = threadKeys(['56761188-7520-42d8-8898-ff6fc54ce618']);
+    const header = threadKeys(['<56761188-7520-42d8-8898-FF6FC54CE618@email.amazonses.com>']);
+    expect(header.some((k) => provider.includes(k))).toBe(true);
+  });
+
+  it('caps how many ids one header yields', () => {
+    const many = Array.from({ length: 500 }, (_, i) => `<id${i}@x>`).join(' ');
+    expect(parseIdList(many)).toHaveLength(50);
+  });
+});
+
+describe('addresses', () => {
+  it('canonicalizes and strips +tags', () => {
+    expect(canonicalAddress('  Support@ACME.test ')).toBe('support@acme.test');
+    expect(stripTag('support+billing@acme.test')).toBe('support@acme.test');
+    expect(stripTag('+x@acme.test')).toBe('+x@acme.test');
+    expect(stripTag('plain@acme.test')).toBe('plain@acme.test');
+  });
+
+  it('parses strings, arrays and objects into display strings and canonical addresses', () => {
+    expect(parseAddresses('"Replies" <Replies@Example.com>, b@x.test')).toEqual([
+      { display: 'Replies <Replies@Example.com>', address: 'replies@example.com' },
+      { display: 'b@x.test', address: 'b@x.test' },
+    ]);
+    expect(parseAddresses([{ email: 'A@X.test', name: 'A' }, 42, null])).toEqual([
+      { display: 'A <A@X.test>', address: 'a@x.test' },
+    ]);
+    expect(parseAddresses('<"">')).toEqual([{ display: '""', address: null }]);
+    expect(parseAddresses({ __proto__: { email: 'evil@x' } })).toEqual([]);
+  });
+
+  it('removes CR and LF so nothing can start a header', () => {
+    expect(headerSafe('Hi\r\nBcc: victim@x')).toBe('Hi Bcc: victim@x');
+    expect(headerSafe('a\u2028b')).toBe('a b');
+  });
+});

@@ -1,0 +1,143 @@
+import { createServer } from 'node:http';
+import { ProviderError, resendProvider } from '@gatehouse/core';
+import { FakeMailProvider, listen } from '@gatehouse/testkit';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+let fake: FakeMailProvider;
+beforeAll(async () => {
+  fake = await FakeMailProvider.start();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.clearFaults();
+  fake.emails.clear();
+  fake.requests.length = 0;
+});
+
+const client = (extra: { timeoutMs?: number; maxAttachmentBytes?: number; maxResponseBytes?: number } = {}) =>
+  resendProvider({ ...fake.config(), ...extra });
+
+describe('provider client', () => {
+  it('fetches a received email with its headers and attachment list, with the Bearer token', async () => {
+    fake.emails.set('e1', {
+      from: 'Ann <ann@x.test>',
+      to: ['support@acme.test'],
+      subject: 'Hi',
+      html: '<p>Hi</p>',
+      text: null,
+      headers: { 'In-Reply-To': '<a@b>', References: ['<a@b>', '<c@d>'] },
+      message_id: '<m1@x.test>',
+      attachments: [{ id: 'a1', filename: 'f.txt', contentType: 'text/plain', bytes: Buffer.from('hello') }],
+    });
+    const got = await client().getReceivedEmail('e1');
+    expect(got).toMatchObject({
+      from: 'Ann <ann@x.test>',
+      subject: 'Hi',
+      html: '<p>Hi</p>',
+      text: null,
+      messageId: '<m1@x.test>',
+      attachments: [{ id: 'a1', filename: 'f.txt', contentType: 'text/plain', size: 5 }],
+    });
+    expect(got!.headers.get('references')).toEqual(['<a@b>', '<c@d>']);
+    expect(fake.requests[0]!.authorization).toBe(`Bearer ${fake.token}`);
+  });
+
+  it('answers null for a 404 so the consumer can finish with provider_not_found', async () => {
+    expect(await client().getReceivedEmail('unknown')).toBeNull();
+  });
+
+  it('throws a retryable ProviderError on 5xx', async () => {
+    fake.fail(/receiving/, { status: 503 });
+    await expect(client().getReceivedEmail('e1')).rejects.toBeInstanceOf(ProviderError);
+  });
+
+  it('throws when the provider is slower than the timeout', async () => {
+    fake.emails.set('slow', { subject: 'x' });
+    fake.fail(/slow/, { delayMs: 500 });
+    await expect(client({ timeoutMs: 100 }).getReceivedEmail('slow')).rejects.toThrow('provider timed out');
+  });
+
+  it('throws when nothing listens at the API URL', async () => {
+    const dead = await listen(createServer());
+    const url = dead.url;
+    await dead.close();
+    const c = resendProvider({ apiUrl: url, token: 't' });
+    await expect(c.getReceivedEmail('e1')).rejects.toThrow('provider unreachable');
+  });
+
+  it('percent-encodes ids and refuses over-long ones', async () => {
+    await client().getReceivedEmail('../../emails?x=1#y');
+    expect(fake.requests.at(-1)!.path).toBe('/emails/receiving/..%2F..%2Femails%3Fx%3D1%23y');
+    await expect(client().getReceivedEmail('x'.repeat(300))).rejects.toThrow('invalid provider id');
+  });
+
+  it('downloads attachments through the download_url of the same origin', async () => {
+    fake.emails.set('e2', {
+      attachments: [
+        { id: 'a/1', filename: 'x.bin', contentType: 'application/pdf', bytes: Buffer.from([1, 2, 3]) },
+      ],
+    });
+    const file = await client().getReceivedAttachment('e2', 'a/1');
+    expect(file).toEqual({ bytes: new Uint8Array([1, 2, 3]), contentType: 'application/pdf' });
+    expect(fake.requests.map((r) => r.path)).toEqual([
+      '/emails/receiving/e2/attachments/a%2F1',
+      expect.stringMatching(/^\/downloads\//),
+    ]);
+  });
+
+  it('refuses a download_url that is neither https nor the API origin', async () => {
+    fake.emails.set('e3', {
+      attachments: [
+        {
+          id: 'a1',
+          filename: 'x',
+          contentType: 'text/plain',
+          bytes: Buffer.from('x'),
+          downloadUrl: 'http://169.254.169.254/latest/meta-data',
+        },
+      ],
+    });
+    await expect(client().getReceivedAttachment('e3', 'a1')).rejects.toThrow('download_url refused');
+  });
+
+  it('refuses attachments over the size cap', async () => {
+    fake.emails.set('e4', {
+      attachments: [{ id: 'big', filename: 'b', contentType: 'text/plain', bytes: Buffer.alloc(2048) }],
+    });
+    await expect(client({ maxAttachmentBytes: 1024 }).getReceivedAttachment('e4', 'big')).rejects.toThrow(
+      'too large',
+    );
+  });
+
+  it('does not follow redirects', async () => {
+    const redirector = await listen((_req, res) => {
+      res.writeHead(302, { location: `${fake.url}/emails/receiving/e1` });
+      res.end();
+    });
+    try {
+      const c = resendProvider({ apiUrl: redirector.url, token: 't' });
+      await expect(c.getReceivedEmail('e1')).rejects.toThrow('provider redirected');
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await redirector.close();
+    }
+  });
+
+  it('sends with the headers it is given and an idempotency key, and returns the provider id', async () => {
+    const { id } = await client().send({
+      from: '"Acme" <support@acme.test>',
+      to: ['ann@x.test'],
+      subject: 'Re: Hi',
+      text: 'Hello',
+      headers: { 'Message-ID': '<m2@acme.test>', 'In-Reply-To': '<m1@x.test>' },
+    });
+    const sent = fake.sent.at(-1)!;
+    expect(sent.id).toBe(id);
+    expect(sent.body).toMatchObject({ to: ['ann@x.test'], headers: { 'Message-ID': '<m2@acme.test>' } });
+    expect(sent.idempotencyKey).toBe('<m2@acme.test>');
+  });
+
+  it('refuses configuration without a URL', () => {
+    expect(() => resendProvider({ apiUrl: 'not a url', token: 't' })).toThrow('provider.apiUrl');
+  });
+});

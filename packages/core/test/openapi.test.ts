@@ -1,0 +1,71 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { createGatehouse } from '../src/gatehouse.js';
+
+async function fetchDoc(options: Partial<Parameters<typeof createGatehouse>[0]> = {}, path = '/auth') {
+  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', ...options });
+  const res = await gh.handle({ method: 'GET', path: `${path}/openapi.json`, headers: {} });
+  await gh.close();
+  if (!res || typeof res.body !== 'string') throw new Error('no OpenAPI answer');
+  return { gh, res, doc: JSON.parse(res.body) as Record<string, any> };
+}
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const { doc, res } = await fetchDoc();
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('lists every route of the table with its method, summary and security', async () => {
+    const { gh, doc } = await fetchDoc();
+    expect(gh.routes.length).toBeGreaterThan(0);
+    for (const r of gh.routes) {
+      const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()];
+      expect(op, `${r.method} ${r.fullPath}`).toBeDefined();
+      expect(op.summary).toBe(r.summary);
+      expect(op.security !== undefined).toBe(r.auth === 'bearer');
+      expect(op.responses.default.content['application/problem+json'].schema).toEqual({
+        $ref: '#/components/schemas/Problem',
+      });
+    }
+    const operations = Object.values(doc.paths).flatMap((p: any) => Object.keys(p));
+    expect(operations).toHaveLength(gh.routes.length);
+  });
+
+  it('describes JSON bodies from the zod schemas, strict objects included', async () => {
+    const { gh, doc } = await fetchDoc();
+    for (const r of gh.routes.filter((x) => x.body)) {
+      const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      const schema = op.requestBody.content['application/json'].schema;
+      expect(schema.$schema).toBeUndefined();
+      expect(JSON.stringify(schema)).not.toBe('{}');
+      expect(op.responses['415']).toBeDefined();
+    }
+  });
+
+  it('names path parameters in OpenAPI form', async () => {
+    const { gh, doc } = await fetchDoc();
+    for (const r of gh.routes.filter((x) => x.fullPath.includes(':'))) {
+      const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      const names = [...r.fullPath.matchAll(/:(\w+)/g)].map((m) => m[1]);
+      expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(names);
+    }
+  });
+
+  it('follows the configured mount points and leaves out switched-off routes', async () => {
+    const { doc } = await fetchDoc(
+      { basePath: { auth: '/identity' }, routes: { signup: false } },
+      '/identity',
+    );
+    const paths = Object.keys(doc.paths);
+    expect(paths).toContain('/identity/openapi.json');
+    expect(paths.some((p) => p.startsWith('/auth/'))).toBe(false);
+    expect(paths).not.toContain('/identity/signup');
+  });
+});

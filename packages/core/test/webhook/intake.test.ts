@@ -1,0 +1,150 @@
+import type { Logger, NeutralRequest, Stores } from '@gatehouse/core';
+import { createGatehouse, StoreError } from '@gatehouse/core';
+import { memoryStores } from '@gatehouse/core/memory';
+import { standardWebhookHeaders, TEST_WEBHOOK_SECRET, TestClock } from '@gatehouse/testkit';
+import { describe, expect, it } from 'vitest';
+
+const BODY = '{"type":"email.received","data":{"to":["inbox@example.test"],"text":"SECRET-BODY-MARKER"}}';
+
+type SecretSource = () => string | undefined | PromiseLike<string | undefined>;
+
+function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
+  const clock = new TestClock();
+  const logs: unknown[] = [];
+  const log = (level: string) => (fields: Record<string, unknown>, msg?: string) => {
+    logs.push({ level, fields, msg });
+  };
+  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  let reads = 0;
+  const secret = opts.secret ?? (() => TEST_WEBHOOK_SECRET);
+  const gh = createGatehouse({
+    issuer: 'https://gatehouse.test',
+    audience: 'test',
+    clock,
+    logger,
+    stores: opts.stores ?? memoryStores({ clock }),
+    bodyLimits: { webhook: 1024 },
+    settings: {
+      get(key) {
+        reads += 1;
+        return (key === 'inbox.mail.webhook-secret' ? secret() : undefined) as string | undefined;
+      },
+    },
+  });
+  const post = (body: string, headers: Record<string, string> = {}, path = '/inbox/webhook') => {
+    const req: NeutralRequest = {
+      method: 'POST',
+      path,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: Buffer.from(body),
+      ip: '192.0.2.1',
+    };
+    return gh.handle(req);
+  };
+  const sign = (body: string) =>
+    standardWebhookHeaders({
+      secret: TEST_WEBHOOK_SECRET,
+      body,
+      timestamp: Math.floor(clock.now().getTime() / 1000),
+    });
+  return { gh, clock, logs, post, sign, reads: () => reads };
+}
+
+const problemCode = (body: unknown) => (JSON.parse(String(body)) as { code: string }).code;
+
+describe('webhook intake (library level)', () => {
+  it('never logs the body, the signature or the secret, whether it accepts or refuses', async () => {
+    const { post, sign, logs } = setup();
+    const headers = sign(BODY);
+    expect((await post(BODY, headers))?.status).toBe(202);
+    expect((await post(BODY, { ...headers, 'webhook-timestamp': '1' }))?.status).toBe(401);
+    expect((await post('{"not":"an object"', sign('{"not":"an object"')))?.status).toBe(400);
+    const text = JSON.stringify(logs);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(text).not.toContain('SECRET-BODY-MARKER');
+    expect(text).not.toContain('not":"an');
+    expect(text).not.toContain(headers['webhook-signature']!.slice(3));
+    expect(text).not.toContain(TEST_WEBHOOK_SECRET.slice(6));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({
+          event: 'webhook_rejected',
+          reason: 'timestamp_out_of_tolerance',
+          ip: '192.0.2.1',
+        }),
+      }),
+    );
+  });
+
+  it('refuses an unsigned body before parsing it: invalid JSON without a signature is 401, not 400', async () => {
+    const { post } = setup();
+    const res = await post('{{{ not json');
+    expect(res?.status).toBe(401);
+    expect(problemCode(res?.body)).toBe('webhook_signature_invalid');
+  });
+
+  it('checks the body limit before the secret, and reads the secret on every request', async () => {
+    const { post, sign, reads } = setup();
+    const big = JSON.stringify({ pad: 'x'.repeat(2000) });
+    const res = await post(big, sign(big));
+    expect(res?.status).toBe(413);
+    expect(reads()).toBe(0);
+    await post(BODY, sign(BODY));
+    await post(BODY, sign(BODY));
+    expect(reads()).toBe(2);
+  });
+
+  it('answers 503 unavailable with Retry-After, and no acknowledgement, when the outbox store is down', async () => {
+    const clock = new TestClock();
+    const stores = memoryStores({ clock });
+    const down: Stores = {
+      ...stores,
+      outbox: {
+        ...stores.outbox,
+        publish: async () => {
+          throw new StoreError('database restarting');
+        },
+      },
+    };
+    const { post, sign } = setup({ stores: down });
+    const res = await post(BODY, sign(BODY));
+    expect(res?.status).toBe(503);
+    expect(problemCode(res?.body)).toBe('unavailable');
+    expect(res?.headers['retry-after']).toBeDefined();
+  });
+
+  it('takes a rotated secret on the next request, without a restart', async () => {
+    let secret: string | undefined;
+    const { post, sign } = setup({ secret: () => secret });
+    expect((await post(BODY, sign(BODY)))?.status).toBe(503);
+    secret = TEST_WEBHOOK_SECRET;
+    expect((await post(BODY, sign(BODY)))?.status).toBe(202);
+    secret = 'whsec_c29tZXRoaW5nLWVsc2UtZW50aXJlbHktMzItYnl0ZXMh';
+    expect((await post(BODY, sign(BODY)))?.status).toBe(401);
+  });
+
+  it('reads a secret from an asynchronous settings port (promise or any thenable)', async () => {
+    for (const secret of [
+      async () => TEST_WEBHOOK_SECRET,
+      // biome-ignore lint/suspicious/noThenProperty: a settings port may return any thenable
+      () => ({ then: (resolve: (v: string) => void) => resolve(TEST_WEBHOOK_SECRET) }),
+    ] as SecretSource[]) {
+      const { post, sign } = setup({ secret });
+      expect((await post(BODY, sign(BODY)))?.status).toBe(202);
+    }
+    const { post, sign } = setup({ secret: async () => undefined });
+    expect((await post(BODY, sign(BODY)))?.status).toBe(503);
+  });
+
+  it('publishes the routed event name with the raw body as payload', async () => {
+    const { gh, post, sign } = setup();
+    const res = await post(BODY, sign(BODY));
+    const { outboxEventId } = JSON.parse(String(res?.body)) as { outboxEventId: string };
+    expect(await gh.outbox.get(outboxEventId)).toMatchObject({
+      name: 'inbox.mail.webhook.inbound.received',
+      payload: BODY,
+      status: 'pending',
+    });
+  });
+});

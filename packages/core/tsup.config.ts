@@ -1,0 +1,7 @@
+import { packageConfig } from '../../tsup.base.js';
+
+export default packageConfig({
+  index: 'src/index.ts',
+  'memory/index': 'src/memory/index.ts',
+  'mailers/index': 'src/mailers/index.ts',
+});

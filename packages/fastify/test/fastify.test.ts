@@ -1,0 +1,73 @@
+import { createGatehouse, type Gatehouse } from '@gatehouse/core';
+import { gatehousePlugin } from '@gatehouse/fastify';
+import { expectProblem } from '@gatehouse/testkit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+
+let gh: Gatehouse;
+let app: FastifyInstance;
+let url: string;
+
+async function start(build: (app: FastifyInstance) => Promise<void>) {
+  gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
+  app = Fastify();
+  await build(app);
+  url = await app.listen({ port: 0, host: '127.0.0.1' });
+}
+
+afterEach(async () => {
+  await app?.close();
+  await gh?.close();
+});
+
+describe('gatehousePlugin', () => {
+  it('serves Gatehouse under the register prefix and strips it from the path', async () => {
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh, prefix: '/api' });
+    });
+    expect((await fetch(`${url}/api/auth/openapi.json`)).status).toBe(200);
+    await expectProblem(await fetch(`${url}/api/auth/nope?x=1`), 404, 'not_found');
+    const outside = await fetch(`${url}/auth/openapi.json`);
+    expect(outside.status).toBe(404);
+    expect(outside.headers.get('content-type')).not.toMatch(/problem/);
+  });
+
+  it('keeps its raw-body parser inside its scope: host routes still parse JSON', async () => {
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh });
+      app.post('/host/echo', async (req) => req.body);
+    });
+    const echo = await fetch(`${url}/host/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: [1, 'x'] }),
+    });
+    expect(echo.status).toBe(200);
+    expect(await echo.json()).toEqual({ a: [1, 'x'] });
+  });
+
+  it('answers a malformed Content-Type with a Gatehouse problem, not a Fastify error body', async () => {
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh });
+    });
+    const res = await fetch(`${url}/auth/nope`, {
+      method: 'POST',
+      headers: { 'content-type': 'not a media type' },
+      body: '{}',
+    });
+    await expectProblem(res, 404, 'not_found');
+  });
+
+  it('registers routes only under the Gatehouse prefixes', async () => {
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh });
+    });
+    for (const p of gh.prefixes) {
+      expect(app.hasRoute({ method: 'POST', url: p })).toBe(true);
+      expect(app.hasRoute({ method: 'POST', url: `${p}/*` })).toBe(true);
+    }
+    const other = await fetch(`${url}/elsewhere`);
+    expect(other.status).toBe(404);
+    expect(other.headers.get('content-type')).not.toMatch(/problem/);
+  });
+});

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import type { Logger } from '@gatehouse/core';
+import { migrate } from './migrate.js';
+
+const USAGE = `Usage: gatehouse-postgres migrate [--schema <name>] [--database-url <url>]
+
+Applies the numbered Gatehouse migrations to one schema (created when missing).
+  --schema         schema name (default: $DATABASE_SCHEMA or "gatehouse")
+  --database-url   connection string (default: $DATABASE_URL)
+`;
+
+/** Structured lines on stderr: the CLI's only output besides the summary. */
+const logger: Logger = {
+  debug() {},
+  info: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'info', msg, ...obj })}\n`),
+  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`),
+  error: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...obj })}\n`),
+};
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      schema: { type: 'string' },
+      'database-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals[0] !== 'migrate' || positionals.length !== 1) {
+    process.stdout.write(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const url = values['database-url'] ?? env.DATABASE_URL;
+  if (!url) {
+    process.stderr.write('DATABASE_URL is not set (or pass --database-url)\n');
+    return 2;
+  }
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const result = await migrate(pool, { schema: values.schema ?? env.DATABASE_SCHEMA, logger });
+    process.stdout.write(
+      result.applied.length === 0
+        ? `schema "${result.schema}" is up to date\n`
+        : `schema "${result.schema}": applied ${result.applied.join(', ')}\n`,
+    );
+    return 0;
+  } catch (e) {
+    process.stderr.write(`migration failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  } finally {
+    await pool.end();
+  }
+}
+
+main(process.argv.slice(2), process.env).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

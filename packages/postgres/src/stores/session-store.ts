@@ -1,0 +1,204 @@
+import type { Session, SessionStore } from '@gatehouse/core';
+import { affected } from '../db.js';
+import type { StoreDeps } from '../deps.js';
+import { isUniqueViolation } from '../sql.js';
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date;
+  idle_expires_at: Date;
+  last_used_at: Date;
+  auth_time: Date;
+  amr: string[];
+  ip: string;
+  user_agent: string | null;
+  ended_at: Date | null;
+  end_reason: string | null;
+}
+
+const toSession = (r: SessionRow): Session => ({
+  id: r.id,
+  userId: r.user_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  idleExpiresAt: r.idle_expires_at,
+  lastUsedAt: r.last_used_at,
+  authTime: r.auth_time,
+  amr: r.amr,
+  ip: r.ip,
+  userAgent: r.user_agent,
+  endedAt: r.ended_at,
+  endReason: r.end_reason,
+});
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Sessions (and their tokens) are deleted a day after they ended or passed their absolute end:
+ *  every this many creates. */
+const SWEEP_EVERY = 256;
+
+/**
+ * Sessions and refresh tokens. Rotation is one statement: the UPDATE that marks the presented
+ * token used only matches while it is unused (row lock + re-check), so of concurrent callers
+ * exactly one inserts the successor. Every end stamps `ended_xid = pg_current_xact_id()`, which
+ * the ended-sid feed reads against the snapshot's xmin so a slow commit is never skipped.
+ */
+export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): SessionStore {
+  const S = t('sessions');
+  const RT = t('refresh_tokens');
+  const LIVE = `ended_at IS NULL AND expires_at > $2 AND idle_expires_at > $2`;
+  const END = `ended_at = $2, end_reason = $3, ended_xid = pg_current_xact_id()`;
+  let creates = 0;
+
+  const sweep = async (now: Date) => {
+    try {
+      await db.query(`DELETE FROM ${S} WHERE expires_at < $1 OR ended_at < $1`, [
+        new Date(now.getTime() - DAY_MS),
+      ]);
+    } catch (err) {
+      logger.warn({ event: 'session_sweep_failed', err: String(err) }, 'session sweep failed');
+    }
+  };
+
+  return {
+    async create(session, token, { maxPerUser }) {
+      const evicted = await atomic(async (tx) => {
+        // One user's logins take turns, so the cap holds under concurrent logins.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${S}:${session.userId}`]);
+        await tx.query(
+          `INSERT INTO ${S} (id, user_id, created_at, expires_at, idle_expires_at, last_used_at, auth_time, amr, ip, user_agent, ended_at, end_reason)
+           VALUES ($1, $2, $3, $4, LEAST($5::timestamptz, $4::timestamptz), $6, $7, $8, $9, $10, $11, $12)`,
+          [
+            session.id,
+            session.userId,
+            session.createdAt,
+            session.expiresAt,
+            session.idleExpiresAt,
+            session.lastUsedAt,
+            session.authTime,
+            session.amr,
+            session.ip,
+            session.userAgent,
+            session.endedAt,
+            session.endReason,
+          ],
+        );
+        if (token) {
+          await tx.query(`INSERT INTO ${RT} (hash, session_id, created_at) VALUES ($1, $2, $3)`, [
+            token.hash,
+            session.id,
+            session.createdAt,
+          ]);
+        }
+        const r = await tx.query(
+          `UPDATE ${S} SET ${END}
+           WHERE id IN (
+             SELECT id FROM ${S} WHERE user_id = $1 AND ${LIVE}
+             ORDER BY created_at DESC, seq DESC OFFSET $4
+           )
+           RETURNING id, created_at, seq`,
+          [session.userId, session.createdAt, 'evicted', maxPerUser],
+        );
+        return (r.rows as Array<{ id: string; created_at: Date; seq: string }>)
+          .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || Number(a.seq) - Number(b.seq))
+          .map((x) => x.id);
+      });
+      if (++creates % SWEEP_EVERY === 0) await sweep(session.createdAt);
+      return evicted;
+    },
+
+    async findById(id) {
+      const r = await db.query(`SELECT * FROM ${S} WHERE id = $1`, [id]);
+      return r.rows[0] ? toSession(r.rows[0]) : null;
+    },
+
+    async findByToken(hash) {
+      const r = await db.query(
+        `SELECT s.*, r.used_at AS token_used_at FROM ${RT} r JOIN ${S} s ON s.id = r.session_id WHERE r.hash = $1`,
+        [hash],
+      );
+      const row = r.rows[0] as (SessionRow & { token_used_at: Date | null }) | undefined;
+      return row ? { session: toSession(row), usedAt: row.token_used_at } : null;
+    },
+
+    async rotate(hash, next, now, opts = {}) {
+      try {
+        const r = await db.query(
+          `WITH used AS (
+             UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3)
+             FROM ${S} s
+             WHERE r.hash = $1 AND s.id = r.session_id
+               AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
+               AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'))
+             RETURNING r.session_id
+           ), successor AS (
+             INSERT INTO ${RT} (hash, session_id, created_at) SELECT $2, session_id, $3 FROM used
+             RETURNING session_id
+           )
+           UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at)
+           FROM successor WHERE s.id = successor.session_id AND s.ended_at IS NULL
+           RETURNING s.*`,
+          [hash, next.hash, now, next.idleExpiresAt, Math.max(0, Math.floor(opts.graceSeconds ?? 0))],
+        );
+        return r.rows[0] ? toSession(r.rows[0]) : null;
+      } catch (e) {
+        // The successor hash is already stored (never for 256 random bits): the whole statement
+        // rolled back, so the presented token is still unused.
+        if (isUniqueViolation(e)) return null;
+        throw e;
+      }
+    },
+
+    async revoke(id, now, reason) {
+      const r = await db.query(`UPDATE ${S} SET ${END} WHERE id = $1 AND ended_at IS NULL`, [
+        id,
+        now,
+        reason,
+      ]);
+      return affected(r) === 1;
+    },
+
+    async revokeAllForUser(userId, now, { reason, exceptSid }) {
+      const r = await db.query(
+        `UPDATE ${S} SET ${END} WHERE user_id = $1 AND ended_at IS NULL AND ($4::text IS NULL OR id <> $4) RETURNING id`,
+        [userId, now, reason, exceptSid ?? null],
+      );
+      return r.rows.map((x: { id: string }) => x.id);
+    },
+
+    async revokeAll(now, reason) {
+      const r = await db.query(
+        `UPDATE ${S} SET ended_at = $1, end_reason = $2, ended_xid = pg_current_xact_id() WHERE ended_at IS NULL`,
+        [now, reason],
+      );
+      return affected(r);
+    },
+
+    async listForUser(userId, now) {
+      const r = await db.query(
+        `SELECT * FROM ${S} WHERE user_id = $1 AND ${LIVE} ORDER BY created_at DESC, seq DESC`,
+        [userId, now],
+      );
+      return r.rows.map(toSession);
+    },
+
+    async endedSince(given, notBefore) {
+      // A cursor is a transaction id (digits); anything else starts over from `notBefore`.
+      const cursor = given !== null && /^\d{1,20}$/.test(given) ? given : null;
+      // Every transaction below the snapshot's xmin has finished, so nothing can still appear
+      // below it: the next cursor is that xmin. Ends at or above it that are already visible
+      // come back again on the next read (an overlap the caller treats as a set).
+      const r = await db.query(
+        cursor === null
+          ? `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS cursor,
+                    array(SELECT id FROM ${S} WHERE ended_at >= $1 ORDER BY ended_xid) AS sids`
+          : `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS cursor,
+                    array(SELECT id FROM ${S} WHERE ended_xid >= $1::xid8 ORDER BY ended_xid) AS sids`,
+        [cursor === null ? notBefore : cursor],
+      );
+      const row = r.rows[0] as { cursor: string; sids: string[] };
+      return { sids: row.sids, cursor: row.cursor };
+    },
+  };
+}

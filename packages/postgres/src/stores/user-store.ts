@@ -1,0 +1,69 @@
+import type { User, UserStore } from '@gatehouse/core';
+import { affected } from '../db.js';
+import type { StoreDeps } from '../deps.js';
+
+interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  roles: string[];
+  email_verified: boolean;
+  disabled: boolean;
+  created_at: Date;
+  password_changed_at: Date;
+}
+
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  email: r.email,
+  name: r.name,
+  passwordHash: r.password_hash,
+  roles: r.roles,
+  emailVerified: r.email_verified,
+  disabled: r.disabled,
+  createdAt: r.created_at,
+  passwordChangedAt: r.password_changed_at,
+});
+
+/** Users; the unique index on the canonical email decides concurrent signups. */
+export function postgresUserStore({ db, t }: StoreDeps): UserStore {
+  const T = t('users');
+  const one = async (sql: string, values: unknown[]) => {
+    const r = await db.query(sql, values);
+    return r.rows[0] ? toUser(r.rows[0]) : null;
+  };
+  const changed = async (sql: string, values: unknown[]) => affected(await db.query(sql, values)) === 1;
+
+  return {
+    create: (u) =>
+      one(
+        `INSERT INTO ${T} (id, email, name, password_hash, roles, email_verified, disabled, created_at, password_changed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT DO NOTHING RETURNING *`,
+        [
+          u.id,
+          u.email,
+          u.name,
+          u.passwordHash,
+          u.roles,
+          u.emailVerified,
+          u.disabled,
+          u.createdAt,
+          u.passwordChangedAt,
+        ],
+      ),
+    findById: (id) => one(`SELECT * FROM ${T} WHERE id = $1`, [id]),
+    findByEmail: (email) => one(`SELECT * FROM ${T} WHERE email = $1`, [email]),
+    setPassword: (id, { passwordHash, changedAt, ifHash }) =>
+      changed(
+        `UPDATE ${T} SET password_hash = $2, password_changed_at = $3
+         WHERE id = $1 AND ($4::text IS NULL OR password_hash = $4)`,
+        [id, passwordHash, changedAt, ifHash ?? null],
+      ),
+    setDisabled: (id, disabled) => changed(`UPDATE ${T} SET disabled = $2 WHERE id = $1`, [id, disabled]),
+    setRoles: (id, roles) => changed(`UPDATE ${T} SET roles = $2 WHERE id = $1`, [id, roles]),
+    markEmailVerified: (id) => changed(`UPDATE ${T} SET email_verified = true WHERE id = $1`, [id]),
+    delete: (id) => changed(`DELETE FROM ${T} WHERE id = $1`, [id]),
+  };
+}

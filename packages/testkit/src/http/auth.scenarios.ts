@@ -1,0 +1,616 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, expectSafeHeaders } from './expect.js';
+import type { HttpContext, HttpEnv } from './harness.js';
+
+const PASSWORD = 'Marble-Kestrel-Lantern-5083';
+const NEW_PASSWORD = 'Quiet-Harbour-Thistle-2716';
+const MIN = 60_000;
+
+interface SessionBody {
+  accessToken: string;
+  tokenType: string;
+  expiresIn: number;
+  refreshToken?: string;
+}
+interface Account {
+  id: string;
+  email: string;
+  password: string;
+}
+
+const json = async <T>(res: Response, status: number): Promise<T> => {
+  const text = await res.text();
+  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
+  return (text ? JSON.parse(text) : undefined) as T;
+};
+
+const newEmail = (tag = 'auth') => `${tag}-${randomUUID()}@example.test`;
+
+async function signup(ctx: HttpContext, email = newEmail(), password = PASSWORD): Promise<Account> {
+  const body = await json<{ user: { id: string } }>(
+    await ctx.request('/auth/signup', { json: { name: 'Grace Hopper', email, password } }),
+    201,
+  );
+  return { id: body.user.id, email, password };
+}
+
+async function login(ctx: HttpContext, a: { email: string; password: string }, refreshToken = true) {
+  return json<SessionBody>(
+    await ctx.request('/auth/login', { json: { email: a.email, password: a.password, refreshToken } }),
+    200,
+  );
+}
+
+const me = (ctx: HttpContext, accessToken: string) => ctx.request('/auth/me', { bearer: accessToken });
+const refresh = (ctx: HttpContext, refreshToken: string) =>
+  ctx.request('/auth/refresh', { json: { refreshToken } });
+
+/** The reset code of the newest reset mail to `email`, read from real SMTP. */
+async function resetCode(ctx: HttpContext, email: string, after = 0): Promise<string> {
+  const mail = await ctx.mail.waitFor(
+    email,
+    (m) => /reset code/i.test(m.subject) && ctx.mail.to(email).indexOf(m) >= after,
+  );
+  const code = /Reset code: (\S+)/.exec(mail.text)?.[1];
+  expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return code!;
+}
+
+/** Auth routes 1-8 and housekeeping (CONTRACT.md 2, 2.1-2.3, 3). */
+export function authScenarios(env: HttpEnv): void {
+  describe('auth routes', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup();
+    });
+    afterAll(() => ctx?.close());
+
+    describe('signup (route 5)', () => {
+      it('registers an account with the canonical email and answers 201 { user }', async () => {
+        const email = newEmail('Mixed.Case');
+        const res = await ctx.request('/auth/signup', {
+          json: { name: 'Ada Lovelace', email: `  ${email.toUpperCase()} `, password: PASSWORD },
+        });
+        const body = await json<{ user: Record<string, unknown> }>(res, 201);
+        expect(body.user).toEqual({
+          id: expect.any(String),
+          email: email.toLowerCase(),
+          name: 'Ada Lovelace',
+        });
+        expectSafeHeaders(res);
+      });
+
+      it('answers 409 email_taken for a registered email in any case', async () => {
+        const a = await signup(ctx);
+        const res = await ctx.request('/auth/signup', {
+          json: { name: 'Someone Else', email: a.email.toUpperCase(), password: NEW_PASSWORD },
+        });
+        await expectProblem(res, 409, 'email_taken');
+      });
+
+      it('refuses weak, short and overlong passwords with 400 validation_failed on password', async () => {
+        for (const password of ['password1', 'Abc12!x', 'x'.repeat(129), 'qwertyuiop123']) {
+          const res = await ctx.request('/auth/signup', {
+            json: { name: 'Weak', email: newEmail(), password },
+          });
+          const p = await expectProblem(res, 400, 'validation_failed');
+          expect(p.errors?.some((e) => e.path === 'password')).toBe(true);
+        }
+      });
+
+      it('refuses a password built from the account email and name', async () => {
+        const res = await ctx.request('/auth/signup', {
+          json: {
+            name: 'Zebulon Quartermaine',
+            email: 'zebulon.quartermaine@example.test',
+            password: 'ZebulonQuartermaine',
+          },
+        });
+        await expectProblem(res, 400, 'validation_failed');
+      });
+
+      it('refuses unknown fields, wrong types, bad emails and overlong names', async () => {
+        const bodies = [
+          { name: 'X', email: newEmail(), password: PASSWORD, admin: true },
+          { name: 'X', email: newEmail(), password: 12345678 },
+          { name: 'X', email: 'not-an-email', password: PASSWORD },
+          { name: 'x'.repeat(201), email: newEmail(), password: PASSWORD },
+          { name: 'X', email: `${'a'.repeat(250)}@example.test`, password: PASSWORD },
+          { email: newEmail(), password: PASSWORD },
+        ];
+        for (const b of bodies) {
+          const p = await expectProblem(
+            await ctx.request('/auth/signup', { json: b }),
+            400,
+            'validation_failed',
+          );
+          expect(p.errors?.length).toBeGreaterThan(0);
+        }
+      });
+    });
+
+    describe('login (route 3), me (route 1), roles (route 2)', () => {
+      it('answers a session without a refresh token unless asked for one', async () => {
+        const a = await signup(ctx);
+        const plain = await login(ctx, a, false);
+        expect(plain).toEqual({ accessToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+        const withRefresh = await login(ctx, a, true);
+        expect(withRefresh.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      });
+
+      it('accepts the email in any case and with surrounding spaces', async () => {
+        const a = await signup(ctx);
+        await login(ctx, { email: ` ${a.email.toUpperCase()} `, password: a.password });
+      });
+
+      it('answers one identical 401 invalid_credentials for a wrong password and an unknown email', async () => {
+        const a = await signup(ctx);
+        const wrong = await ctx.request('/auth/login', {
+          json: { email: a.email, password: `${a.password}x` },
+        });
+        const unknown = await ctx.request('/auth/login', {
+          json: { email: newEmail(), password: a.password },
+        });
+        const p1 = await expectProblem(wrong, 401, 'invalid_credentials');
+        const p2 = await expectProblem(unknown, 401, 'invalid_credentials');
+        expect(p1).toEqual(p2);
+      });
+
+      it('hashes the password exactly as sent: no trimming', async () => {
+        const a = await signup(ctx);
+        const res = await ctx.request('/auth/login', {
+          json: { email: a.email, password: ` ${a.password} ` },
+        });
+        await expectProblem(res, 401, 'invalid_credentials');
+      });
+
+      it('returns the user on GET /auth/me and the roles on GET /auth/roles', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const body = await json<{ user: Record<string, unknown> }>(await me(ctx, s.accessToken), 200);
+        expect(body.user).toEqual({
+          id: a.id,
+          email: a.email,
+          name: 'Grace Hopper',
+          roles: ['user'],
+          emailVerified: false,
+          mfa: { enabled: false, methods: [] },
+        });
+        expect(await json(await ctx.request('/auth/roles', { bearer: s.accessToken }), 200)).toEqual({
+          roles: ['user'],
+        });
+      });
+
+      it('refuses missing, malformed, tampered and expired access tokens with 401 invalid_token', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await expectProblem(await ctx.request('/auth/me'), 401, 'invalid_token');
+        await expectProblem(await me(ctx, 'not.a.jwt'), 401, 'invalid_token');
+        const [h, p, sig] = s.accessToken.split('.');
+        const claims = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+        const forged = Buffer.from(JSON.stringify({ ...claims, sub: randomUUID() })).toString('base64url');
+        await expectProblem(await me(ctx, `${h}.${forged}.${sig}`), 401, 'invalid_token');
+        const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url');
+        await expectProblem(await me(ctx, `${none}.${p}.`), 401, 'invalid_token');
+        await expectProblem(
+          await ctx.request('/auth/me', { headers: { authorization: `Basic ${s.accessToken}` } }),
+          401,
+          'invalid_token',
+        );
+        // A refresh token is not an access token.
+        await expectProblem(await me(ctx, s.refreshToken!), 401, 'invalid_token');
+      });
+
+      it('refuses an access token once it has expired (15 minutes)', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await me(ctx, s.accessToken), 200);
+        ctx.clock.advance(15 * MIN + 31_000);
+        await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
+      });
+    });
+
+    describe('refresh (route 4) and logout (route 6)', () => {
+      it('rotates: every refresh answers a new pair and the new refresh token works', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const r1 = await json<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
+        expect(r1).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
+        expect(r1.refreshToken).toBeDefined();
+        expect(r1.refreshToken).not.toBe(s.refreshToken);
+        expect(r1.accessToken).not.toBe(s.accessToken);
+        const r2 = await json<SessionBody>(await refresh(ctx, r1.refreshToken!), 200);
+        await json(await me(ctx, r2.accessToken), 200);
+      });
+
+      it('detects reuse: an already-rotated token answers 401 and ends the whole family', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const r1 = await json<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
+        await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
+        await expectProblem(await refresh(ctx, r1.refreshToken!), 401, 'invalid_token');
+        await expectProblem(await me(ctx, r1.accessToken), 401, 'invalid_token');
+        await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
+      });
+
+      it('lets exactly one of many concurrent refreshes with one token win (strict mode)', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const answers = await Promise.all(Array.from({ length: 8 }, () => refresh(ctx, s.refreshToken!)));
+        const statuses = answers.map((r) => r.status);
+        expect(statuses.filter((x) => x === 200)).toHaveLength(1);
+        expect(statuses.filter((x) => x === 401)).toHaveLength(7);
+        // The losers presented a rotated token: the family is gone, winner included.
+        const winner = (await answers[statuses.indexOf(200)]!.json()) as SessionBody;
+        await expectProblem(await refresh(ctx, winner.refreshToken!), 401, 'invalid_token');
+        await expectProblem(await me(ctx, winner.accessToken), 401, 'invalid_token');
+      });
+
+      it('refuses unknown, malformed and empty refresh tokens', async () => {
+        await expectProblem(await refresh(ctx, 'A'.repeat(43)), 401, 'invalid_token');
+        await expectProblem(
+          await ctx.request('/auth/refresh', { json: { refreshToken: '' } }),
+          400,
+          'validation_failed',
+        );
+        await expectProblem(await ctx.request('/auth/refresh', { json: {} }), 400, 'validation_failed');
+      });
+
+      it('logout answers 204 and ends the session: refresh and access tokens die at once', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const other = await login(ctx, a);
+        await json(await me(ctx, s.accessToken), 200);
+        const res = await ctx.request('/auth/logout', { json: { refreshToken: s.refreshToken } });
+        expect(res.status).toBe(204);
+        expect(await res.text()).toBe('');
+        await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
+        await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
+        // Another session of the same user lives on.
+        await json(await me(ctx, other.accessToken), 200);
+        // Logging out again is harmless.
+        expect((await ctx.request('/auth/logout', { json: { refreshToken: s.refreshToken } })).status).toBe(
+          204,
+        );
+      });
+    });
+
+    describe('forgot (route 7) and forgot-reset (route 8)', () => {
+      it('answers the same 202 { accepted: true } for known and unknown emails; only the known one gets mail', async () => {
+        const a = await signup(ctx);
+        const unknown = newEmail('nobody');
+        const r1 = await ctx.request('/auth/forgot', { json: { email: a.email } });
+        const r2 = await ctx.request('/auth/forgot', { json: { email: unknown } });
+        expect([r1.status, r2.status]).toEqual([202, 202]);
+        const [b1, b2] = [await r1.text(), await r2.text()];
+        expect(JSON.parse(b1)).toEqual({ accepted: true });
+        expect(b2).toBe(b1);
+        const headers = (r: Response) => [...r.headers].filter(([k]) => k !== 'date').sort();
+        expect(headers(r2)).toEqual(headers(r1));
+        await resetCode(ctx, a.email);
+        expect(ctx.mail.to(unknown)).toEqual([]);
+      });
+
+      it('resets the password with the code from the mail, ends every session and mails the owner', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const code = await resetCode(ctx, a.email);
+        const res = await ctx.request('/auth/forgot-reset', { json: { code, password: NEW_PASSWORD } });
+        expect(res.status).toBe(204);
+        await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
+        await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: a.email, password: PASSWORD } }),
+          401,
+          'invalid_credentials',
+        );
+        const fresh = await login(ctx, { email: a.email, password: NEW_PASSWORD }, false);
+        expect(fresh.refreshToken).toBeUndefined();
+        const changed = await ctx.mail.waitFor(a.email, (m) => /password was changed/i.test(m.subject));
+        expect(changed.text).not.toContain(code);
+        // The code worked once.
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code, password: PASSWORD } }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('a newer code voids the older one', async () => {
+        const a = await signup(ctx);
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const first = await resetCode(ctx, a.email);
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const second = await resetCode(ctx, a.email, 1);
+        expect(second).not.toBe(first);
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code: first, password: NEW_PASSWORD } }),
+          401,
+          'invalid_code',
+        );
+        expect(
+          (await ctx.request('/auth/forgot-reset', { json: { code: second, password: NEW_PASSWORD } }))
+            .status,
+        ).toBe(204);
+      });
+
+      it('refuses unknown and expired codes with 401 invalid_code, weak passwords with 400', async () => {
+        const a = await signup(ctx);
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code: 'A'.repeat(43), password: NEW_PASSWORD } }),
+          401,
+          'invalid_code',
+        );
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const code = await resetCode(ctx, a.email);
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code, password: 'password123' } }),
+          400,
+          'validation_failed',
+        );
+        ctx.clock.advance(30 * MIN);
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code, password: NEW_PASSWORD } }),
+          401,
+          'invalid_code',
+        );
+        await expectProblem(
+          await ctx.request('/auth/forgot', { json: { email: 'nope' } }),
+          400,
+          'validation_failed',
+        );
+      });
+    });
+
+    describe('password change and sessions (housekeeping)', () => {
+      it('POST /auth/password changes the password, ends the other sessions and mails the owner', async () => {
+        const a = await signup(ctx);
+        const mine = await login(ctx, a);
+        const other = await login(ctx, a);
+        const res = await ctx.request('/auth/password', {
+          json: { currentPassword: PASSWORD, newPassword: NEW_PASSWORD },
+          bearer: mine.accessToken,
+        });
+        expect(res.status).toBe(204);
+        await json(await me(ctx, mine.accessToken), 200);
+        await expectProblem(await me(ctx, other.accessToken), 401, 'invalid_token');
+        await expectProblem(await refresh(ctx, other.refreshToken!), 401, 'invalid_token');
+        await json(await refresh(ctx, mine.refreshToken!), 200);
+        await login(ctx, { email: a.email, password: NEW_PASSWORD });
+        await ctx.mail.waitFor(a.email, (m) => /password was changed/i.test(m.subject));
+      });
+
+      it('POST /auth/password refuses a wrong current password with 401 invalid_credentials', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const res = await ctx.request('/auth/password', {
+          json: { currentPassword: NEW_PASSWORD, newPassword: NEW_PASSWORD },
+          bearer: s.accessToken,
+        });
+        await expectProblem(res, 401, 'invalid_credentials');
+        await expectProblem(
+          await ctx.request('/auth/password', {
+            json: { currentPassword: PASSWORD, newPassword: NEW_PASSWORD },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('GET /auth/sessions lists the own live sessions and marks the current one', async () => {
+        const a = await signup(ctx);
+        const s1 = await login(ctx, a);
+        const s2 = await login(ctx, a);
+        const body = await json<{ sessions: Array<{ id: string; current: boolean }> }>(
+          await ctx.request('/auth/sessions', { bearer: s2.accessToken }),
+          200,
+        );
+        expect(body.sessions).toHaveLength(2);
+        expect(body.sessions.filter((x) => x.current)).toHaveLength(1);
+        expect(body.sessions[0]).toMatchObject({
+          id: expect.any(String),
+          createdAt: expect.any(String),
+          lastUsedAt: expect.any(String),
+          expiresAt: expect.any(String),
+        });
+        await json(await me(ctx, s1.accessToken), 200);
+      });
+
+      it('DELETE /auth/sessions/{id} ends an own session at once; another user gets 404', async () => {
+        const a = await signup(ctx);
+        const b = await signup(ctx);
+        const sa = await login(ctx, a);
+        const sa2 = await login(ctx, a);
+        const sb = await login(ctx, b);
+        const list = await json<{ sessions: Array<{ id: string; current: boolean }> }>(
+          await ctx.request('/auth/sessions', { bearer: sa.accessToken }),
+          200,
+        );
+        const target = list.sessions.find((x) => !x.current)!.id;
+        await expectProblem(
+          await ctx.request(`/auth/sessions/${target}`, { method: 'DELETE', bearer: sb.accessToken }),
+          404,
+          'not_found',
+        );
+        await json(await me(ctx, sa2.accessToken), 200);
+        const res = await ctx.request(`/auth/sessions/${target}`, {
+          method: 'DELETE',
+          bearer: sa.accessToken,
+        });
+        expect(res.status).toBe(204);
+        await expectProblem(await me(ctx, sa2.accessToken), 401, 'invalid_token');
+        await expectProblem(await refresh(ctx, sa2.refreshToken!), 401, 'invalid_token');
+        await expectProblem(
+          await ctx.request(`/auth/sessions/${randomUUID()}`, { method: 'DELETE', bearer: sa.accessToken }),
+          404,
+          'not_found',
+        );
+      });
+
+      it('DELETE /auth/sessions needs fresh authentication: 403 reauth_required, then the password', async () => {
+        const a = await signup(ctx);
+        const mine = await login(ctx, a);
+        const other = await login(ctx, a);
+        ctx.clock.advance(11 * MIN);
+        const r1 = await json<SessionBody>(await refresh(ctx, mine.refreshToken!), 200);
+        await expectProblem(
+          await ctx.request('/auth/sessions', { method: 'DELETE', bearer: r1.accessToken }),
+          403,
+          'reauth_required',
+        );
+        await expectProblem(
+          await ctx.request('/auth/sessions', {
+            method: 'DELETE',
+            bearer: r1.accessToken,
+            json: { password: NEW_PASSWORD },
+          }),
+          403,
+          'reauth_required',
+        );
+        const ok = await ctx.request('/auth/sessions', {
+          method: 'DELETE',
+          bearer: r1.accessToken,
+          json: { password: PASSWORD },
+        });
+        expect(ok.status).toBe(204);
+        await expectProblem(await refresh(ctx, other.refreshToken!), 401, 'invalid_token');
+        await json(await me(ctx, r1.accessToken), 200);
+      });
+
+      it('GET /auth/.well-known/jwks.json serves public keys only', async () => {
+        const body = await json<{ keys: Array<Record<string, unknown>> }>(
+          await ctx.request('/auth/.well-known/jwks.json'),
+          200,
+        );
+        expect(body.keys.length).toBeGreaterThan(0);
+        for (const k of body.keys) {
+          expect(k).toMatchObject({ kid: expect.any(String), alg: 'EdDSA', use: 'sig' });
+          expect(k.d).toBeUndefined();
+          expect(k.k).toBeUndefined();
+        }
+      });
+    });
+
+    describe('error answers of the auth routes', () => {
+      it('answers 400 invalid_json, 415 unsupported_media_type and 413 payload_too_large as problems', async () => {
+        await expectProblem(
+          await ctx.request('/auth/login', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"email":',
+          }),
+          400,
+          'invalid_json',
+        );
+        await expectProblem(
+          await ctx.request('/auth/login', {
+            method: 'POST',
+            headers: { 'content-type': 'text/plain' },
+            body: 'x',
+          }),
+          415,
+          'unsupported_media_type',
+        );
+        await expectProblem(
+          await ctx.request('/auth/signup', {
+            json: { name: 'x', email: newEmail(), password: 'p'.repeat(101 * 1024) },
+          }),
+          413,
+          'payload_too_large',
+        );
+      });
+
+      it('answers 404 not_found for an unknown auth route', async () => {
+        await expectProblem(await ctx.request('/auth/no-such-thing'), 404, 'not_found');
+      });
+    });
+  });
+
+  describe('auth throttling and configuration', () => {
+    it('answers 429 rate_limited with Retry-After after 10 failed logins for one email', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signup(ctx);
+        for (let i = 0; i < 10; i++) {
+          await expectProblem(
+            await ctx.request('/auth/login', { json: { email: a.email, password: `wrong-${i}` } }),
+            401,
+            'invalid_credentials',
+          );
+        }
+        const limited = await ctx.request('/auth/login', { json: { email: a.email, password: a.password } });
+        await expectProblem(limited, 429, 'rate_limited');
+        const retry = Number(limited.headers.get('retry-after'));
+        expect(retry).toBeGreaterThan(0);
+        expect(retry).toBeLessThanOrEqual(15 * 60);
+        // Unknown emails are counted the same way.
+        const ghost = newEmail('ghost');
+        for (let i = 0; i < 10; i++)
+          await expectProblem(
+            await ctx.request('/auth/login', { json: { email: ghost, password: 'x' } }),
+            401,
+            'invalid_credentials',
+          );
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: ghost, password: 'x' } }),
+          429,
+          'rate_limited',
+        );
+        ctx.clock.advance(retry * 1000);
+        await login(ctx, a);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it('keeps answering 202 to forgot over its limit but sends no more mail', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signup(ctx);
+        for (let i = 0; i < 4; i++)
+          await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await ctx.mail.waitFor(a.email, () => ctx.mail.to(a.email).length >= 3);
+        // A fourth mail would have been queued right behind the third.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(ctx.mail.to(a.email)).toHaveLength(3);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it('answers 404 not_found to signup when the host switched it off', async () => {
+      const ctx = await env.setup({ routes: { signup: false } });
+      try {
+        await expectProblem(
+          await ctx.request('/auth/signup', { json: { name: 'No', email: newEmail(), password: PASSWORD } }),
+          404,
+          'not_found',
+        );
+        expect(ctx.gh.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it('with refreshReuseGraceSeconds, concurrent refreshes of one token all get pairs in the same family', async () => {
+      const ctx = await env.setup({ refreshReuseGraceSeconds: 10 });
+      try {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(ctx, s.refreshToken!)));
+        expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+        const pairs = (await Promise.all(answers.map((r) => r.json()))) as SessionBody[];
+        for (const p of pairs) await json(await me(ctx, p.accessToken), 200);
+        await json(await refresh(ctx, pairs[0]!.refreshToken!), 200);
+        // Outside the window a repeat is reuse again.
+        ctx.clock.advance(11_000);
+        await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
+        await expectProblem(await me(ctx, pairs[1]!.accessToken), 401, 'invalid_token');
+      } finally {
+        await ctx.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { junkRequest } from './arbitraries.js';
+import { expectProblem, expectSafeHeaders } from './expect.js';
+import type { HttpContext, HttpEnv } from './harness.js';
+import { HOST_ROUTE } from './serve.js';
+
+const KiB = 1024;
+/** Generated requests per route; raise it (GATEHOUSE_PROPERTY_RUNS=500) for a deeper search. */
+const RUNS = Number(process.env.GATEHOUSE_PROPERTY_RUNS ?? 25);
+
+/** The JSON route the body-handling scenarios aim at (any JSON route would do). */
+const JSON_ROUTE = '/auth/login';
+
+/** Signs up and logs in over HTTP. */
+async function accessToken(ctx: HttpContext): Promise<string> {
+  const account = { email: `fuzz-${randomUUID()}@example.test`, password: 'Tangerine-Orbit-Velvet-4821' };
+  await ctx.request('/auth/signup', { json: { name: 'Fuzz', ...account } });
+  const res = await ctx.request('/auth/login', { json: account });
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
+function chunked(total: number, chunk = 16 * KiB): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= total) return controller.close();
+      const n = Math.min(chunk, total - sent);
+      sent += n;
+      controller.enqueue(new Uint8Array(n).fill(0x20));
+    },
+  });
+}
+
+/** Scenarios of the neutral HTTP layer every adapter must pass (CONTRACT.md section 3). */
+export function coreScenarios(env: HttpEnv): void {
+  describe('neutral HTTP layer', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup();
+    });
+    afterAll(() => ctx?.close());
+
+    it('answers an unknown route under each mount point with a 404 problem', async () => {
+      for (const prefix of ctx.gh.prefixes) {
+        const res = await ctx.request(`${prefix}/no-such-route-${randomUUID()}`);
+        await expectProblem(res, 404, 'not_found');
+      }
+    });
+
+    it('answers a known path with the wrong method with a 404 problem', async () => {
+      const res = await ctx.request('/auth/openapi.json', { method: 'DELETE' });
+      await expectProblem(res, 404, 'not_found');
+    });
+
+    it('leaves paths outside its mount points to the host', async () => {
+      const host = await ctx.request(HOST_ROUTE.path);
+      expect(host.status).toBe(200);
+      expect(await host.text()).toBe(HOST_ROUTE.body);
+      const missing = await ctx.request('/authentic/not-gatehouse');
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type') ?? '').not.toMatch(/problem\+json/);
+    });
+
+    it('sends nosniff and no-store on successes and errors alike', async () => {
+      const ok = await ctx.request('/auth/openapi.json');
+      expect(ok.status).toBe(200);
+      expectSafeHeaders(ok);
+      const missing = await ctx.request('/auth/nope');
+      expectSafeHeaders(missing);
+      expect(missing.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    });
+
+    it('serves an OpenAPI 3.1 document that lists every route of the table', async () => {
+      const res = await ctx.request('/auth/openapi.json');
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+      expect(doc.openapi).toBe('3.1.0');
+      for (const r of ctx.gh.routes) {
+        const path = r.fullPath.replace(/:(\w+)/g, '{$1}');
+        expect(doc.paths[path]?.[r.method.toLowerCase()], `${r.method} ${path}`).toBeDefined();
+      }
+    });
+
+    it('refuses a chunked body over the limit with 413 without reading it all', async () => {
+      const res = await ctx.request(JSON_ROUTE, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chunked(400 * KiB),
+        duplex: 'half',
+      } as RequestInit);
+      await expectProblem(res, 413, 'payload_too_large');
+      // The client may still be sending: the server must not keep reading on this connection.
+      expect(res.headers.get('connection')).toBe('close');
+    });
+
+    it('refuses a declared Content-Length over the limit with 413', async () => {
+      const body = JSON.stringify({ email: 'a@example.test', password: 'x'.repeat(101 * KiB) });
+      const res = await ctx.request(JSON_ROUTE, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      await expectProblem(res, 413, 'payload_too_large');
+      expect(res.headers.get('connection')).toBe('close');
+    });
+
+    it('reads a body just under the limit and validates it', async () => {
+      const res = await ctx.request(JSON_ROUTE, {
+        json: { junk: 'x'.repeat(90 * KiB) },
+      });
+      await expectProblem(res, 400, 'validation_failed');
+    });
+
+    it('refuses a body that is not JSON with 415', async () => {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'not a media type']) {
+        const res = await ctx.request(JSON_ROUTE, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body: 'email=a@example.test',
+        });
+        await expectProblem(res, 415, 'unsupported_media_type');
+      }
+    });
+
+    it('refuses malformed JSON with 400 invalid_json', async () => {
+      const res = await ctx.request(JSON_ROUTE, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"email": "a@example.test",',
+      });
+      await expectProblem(res, 400, 'invalid_json');
+    });
+
+    it('refuses unknown fields with 400 validation_failed listing each error', async () => {
+      const res = await ctx.request(JSON_ROUTE, { json: { isAdmin: true } });
+      const problem = await expectProblem(res, 400, 'validation_failed');
+      expect(problem.errors?.length).toBeGreaterThan(0);
+      for (const e of problem.errors ?? [])
+        expect(e).toEqual({ path: expect.any(String), message: expect.any(String) });
+    });
+  });
+
+  describe('route switches', () => {
+    it('answers a switched-off signup route with 404 not_found', async () => {
+      const ctx = await env.setup({ routes: { signup: false } });
+      try {
+        const res = await ctx.request('/auth/signup', {
+          json: { name: 'N', email: 'n@example.test', password: 'Tangerine-Orbit-Velvet-4821' },
+        });
+        await expectProblem(res, 404, 'not_found');
+        expect(ctx.gh.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
+      } finally {
+        await ctx.close();
+      }
+    });
+  });
+
+  describe('throttling over HTTP', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup();
+    });
+    afterAll(() => ctx?.close());
+
+    it('answers 429 rate_limited with a Retry-After once failed logins pass the limit', async () => {
+      const json = { email: `throttled-${randomUUID()}@example.test`, password: 'wrong-password-1' };
+      let res = await ctx.request('/auth/login', { json });
+      for (let i = 0; i < 30 && res.status !== 429; i++) {
+        await expectProblem(res, 401, 'invalid_credentials');
+        res = await ctx.request('/auth/login', { json });
+      }
+      const retryAfter = Number(res.headers.get('retry-after'));
+      await expectProblem(res, 429, 'rate_limited');
+      expect(Number.isInteger(retryAfter) && retryAfter > 0).toBe(true);
+    });
+  });
+
+  describe('generated input (fast-check)', () => {
+    let ctx: HttpContext;
+    let token: string;
+    beforeAll(async () => {
+      ctx = await env.setup();
+      token = await accessToken(ctx);
+    });
+    afterAll(() => ctx?.close());
+
+    it('never answers 5xx to generated bodies, content types and headers on any route', {
+      timeout: 600_000,
+    }, async () => {
+      expect(ctx.gh.routes.length).toBeGreaterThan(0);
+      for (const route of ctx.gh.routes) {
+        const property = fc.asyncProperty(junkRequest(route, token), async (junk) => {
+          const res = await ctx.request(junk.path, {
+            method: route.method,
+            headers: junk.headers,
+            body: route.method === 'GET' ? undefined : (junk.body as RequestInit['body']),
+          });
+          const text = await res.text();
+          const seen = `${res.status} ${text.slice(0, 200)}`;
+          expect(res.status, seen).toBeGreaterThanOrEqual(200);
+          expect(res.status, seen).toBeLessThan(500);
+          expectSafeHeaders(res);
+          if (res.status >= 300) {
+            expect(res.headers.get('content-type'), seen).toMatch(/^application\/problem\+json/);
+            const problem = JSON.parse(text) as { status: number; code: string };
+            expect(problem.status, seen).toBe(res.status);
+            expect(problem.code, seen).toMatch(/^[a-z_]+$/);
+          }
+        });
+        try {
+          await fc.assert(property, { numRuns: RUNS });
+        } catch (e) {
+          throw new Error(`${route.method} ${route.fullPath}: ${(e as Error).message}`);
+        }
+      }
+    });
+  });
+}

@@ -1,0 +1,425 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeMailProvider } from '../fake-provider.js';
+import { expectProblem, expectSafeHeaders } from './expect.js';
+import { type HttpContext, type HttpEnv, TEST_WEBHOOK_SECRET } from './harness.js';
+import { standardWebhookHeaders } from './webhook-signing.js';
+
+const PASSWORD = 'Copper-Meadow-Falcon-9124';
+
+const json = async <T>(res: Response, status: number): Promise<T> => {
+  const text = await res.text();
+  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
+  return (text ? JSON.parse(text) : undefined) as T;
+};
+
+interface Person {
+  id: string;
+  email: string;
+  token: string;
+}
+
+/** Signs up and logs in a fresh user over HTTP. */
+async function person(ctx: HttpContext, tag: string): Promise<Person> {
+  const email = `${tag}-${randomUUID()}@example.test`;
+  const { user } = await json<{ user: { id: string } }>(
+    await ctx.request('/auth/signup', { json: { name: 'Inbox Person', email, password: PASSWORD } }),
+    201,
+  );
+  const session = await json<{ accessToken: string }>(
+    await ctx.request('/auth/login', { json: { email, password: PASSWORD } }),
+    200,
+  );
+  return { id: user.id, email, token: session.accessToken };
+}
+
+interface AccountBody {
+  id: string;
+  address: string;
+  name: string;
+  role: string;
+}
+
+async function createAccount(ctx: HttpContext, p: Person, address = `support-${randomUUID()}@acme.test`) {
+  return json<AccountBody>(
+    await ctx.request('/inbox/accounts', { bearer: p.token, json: { address, name: 'Support' } }),
+    201,
+  );
+}
+
+/** Posts a signed webhook (Standard Webhooks headers) and drains the outbox. */
+async function webhook(ctx: HttpContext, body: unknown, path = '/inbox/webhook') {
+  const raw = JSON.stringify(body);
+  const headers = standardWebhookHeaders({
+    secret: TEST_WEBHOOK_SECRET,
+    body: raw,
+    timestamp: Math.floor(ctx.clock.now().getTime() / 1000),
+  });
+  const res = await ctx.request(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: raw,
+  });
+  await json(res, 202);
+  await ctx.gh.outbox.drain();
+}
+
+const receivedEvent = (emailId: string, to: string, over: Record<string, unknown> = {}) => ({
+  type: 'email.received',
+  created_at: new Date().toISOString(),
+  data: {
+    email_id: emailId,
+    from: 'Ann Customer <ann@customer.test>',
+    to: [to],
+    cc: [],
+    subject: 'Broken widget',
+    attachments: [],
+    ...over,
+  },
+});
+
+interface MessageBody {
+  id: string;
+  direction: string;
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+  status: string;
+  openedAt: string | null;
+  clickCount: number;
+  providerMessageId: string;
+  messageId: string | null;
+  receivedAt: string;
+  attachments: Array<{ id: string; filename: string; contentType: string; size: number }>;
+}
+interface ThreadDetailBody {
+  thread: { id: string; accountId: string; subject: string };
+  messages: MessageBody[];
+}
+interface ThreadListBody {
+  threads: Array<{
+    id: string;
+    accountId: string;
+    subject: string;
+    lastMessageAt: string;
+    messageCount: number;
+  }>;
+  nextCursor: string | null;
+}
+
+/** Inbox API (CONTRACT.md 4.5) and the consumers behind the webhook (4.3, 4.4), end to end. */
+export function inboxScenarios(env: HttpEnv): void {
+  describe('inbox API', () => {
+    let ctx: HttpContext;
+    let provider: FakeMailProvider;
+    beforeAll(async () => {
+      provider = await FakeMailProvider.start();
+      ctx = await env.setup({ provider: provider.config() });
+    });
+    afterAll(async () => {
+      await ctx.close();
+      await provider.close();
+    });
+
+    it('every inbox route needs a Bearer token', async () => {
+      for (const [method, path, body] of [
+        ['GET', '/inbox/accounts'],
+        ['POST', '/inbox/accounts', { address: 'a@acme.test', name: 'A' }],
+        ['POST', '/inbox/accounts/x/members', { email: 'a@acme.test', role: 'member' }],
+        ['GET', '/inbox/accounts/x/threads'],
+        ['GET', '/inbox/threads/x'],
+        ['GET', '/inbox/attachments/x'],
+        ['POST', '/inbox/threads/x/reply', { text: 'hi' }],
+      ] as const) {
+        await expectProblem(await ctx.request(path, { method, json: body }), 401, 'invalid_token');
+      }
+    });
+
+    it('owners create accounts and add members; others get 403, unknown ids 404', async () => {
+      const owner = await person(ctx, 'owner');
+      const member = await person(ctx, 'member');
+      const stranger = await person(ctx, 'stranger');
+      const address = `Desk-${randomUUID()}@Acme.test`;
+      const account = await createAccount(ctx, owner, address);
+      expect(account).toMatchObject({
+        id: expect.any(String),
+        address: address.toLowerCase(),
+        role: 'owner',
+      });
+
+      const added = await json<{ member: { userId: string; role: string } }>(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, {
+          bearer: owner.token,
+          json: { email: member.email, role: 'member' },
+        }),
+        201,
+      );
+      expect(added.member).toMatchObject({ userId: member.id, role: 'member' });
+
+      const mine = await json<{ accounts: AccountBody[] }>(
+        await ctx.request('/inbox/accounts', { bearer: member.token }),
+        200,
+      );
+      expect(mine.accounts).toEqual([expect.objectContaining({ id: account.id, role: 'member' })]);
+      expect(
+        (
+          await json<{ accounts: AccountBody[] }>(
+            await ctx.request('/inbox/accounts', { bearer: stranger.token }),
+            200,
+          )
+        ).accounts,
+      ).toEqual([]);
+
+      const addByMember = await ctx.request(`/inbox/accounts/${account.id}/members`, {
+        bearer: member.token,
+        json: { email: stranger.email, role: 'owner' },
+      });
+      await expectProblem(addByMember, 403, 'forbidden');
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: stranger.token }),
+        403,
+        'forbidden',
+      );
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${randomUUID()}/threads`, { bearer: owner.token }),
+        404,
+        'not_found',
+      );
+      await expectProblem(
+        await ctx.request(`/inbox/threads/${randomUUID()}`, { bearer: owner.token }),
+        404,
+        'not_found',
+      );
+      await expectProblem(
+        await ctx.request(`/inbox/attachments/${randomUUID()}`, { bearer: owner.token }),
+        404,
+        'not_found',
+      );
+      await expectProblem(
+        await ctx.request('/inbox/accounts', { bearer: owner.token, json: { address, name: 'x', extra: 1 } }),
+        400,
+        'validation_failed',
+      );
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/threads?cursor=nonsense`, { bearer: owner.token }),
+        400,
+        'validation_failed',
+      );
+    });
+
+    it('webhook -> outbox -> thread visible -> reply -> inbound reply threads on -> delivery updates it', async () => {
+      const owner = await person(ctx, 'flow');
+      const stranger = await person(ctx, 'flow-stranger');
+      const account = await createAccount(ctx, owner);
+
+      // 1. Inbound mail: metadata in the webhook, body and attachment from the provider API.
+      const emailId = randomUUID();
+      provider.emails.set(emailId, {
+        html: '<p>My widget <b>broke</b>.</p><script>alert(1)</script>',
+        text: null,
+        headers: { 'message-id': '<q-1@customer.test>' },
+        message_id: '<q-1@customer.test>',
+        attachments: [
+          {
+            id: 'att-1',
+            filename: 'photo "1".html',
+            contentType: 'text/html',
+            bytes: Buffer.from('<script>alert(document.cookie)</script>'),
+          },
+        ],
+      });
+      await webhook(ctx, receivedEvent(emailId, account.address));
+      const notice = await ctx.mail.waitFor(owner.email, (m) =>
+        m.subject.startsWith('New message in Support'),
+      );
+      expect(notice.subject).toBe('New message in Support: Broken widget');
+
+      // 2. The thread is visible to the owner, with its message and attachment metadata.
+      const list = await json<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
+        200,
+      );
+      expect(list).toEqual({
+        threads: [
+          {
+            id: expect.any(String),
+            accountId: account.id,
+            subject: 'Broken widget',
+            lastMessageAt: expect.any(String),
+            messageCount: 1,
+          },
+        ],
+        nextCursor: null,
+      });
+      const threadId = list.threads[0]!.id;
+      const detail = await json<ThreadDetailBody>(
+        await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
+        200,
+      );
+      expect(detail.thread).toMatchObject({ id: threadId, accountId: account.id, subject: 'Broken widget' });
+      const inbound = detail.messages[0]!;
+      expect(inbound).toMatchObject({
+        direction: 'inbound',
+        from: 'Ann Customer <ann@customer.test>',
+        to: [account.address],
+        cc: [],
+        subject: 'Broken widget',
+        text: 'My widget broke.',
+        html: '<p>My widget <b>broke</b>.</p><script>alert(1)</script>',
+        status: 'received',
+        openedAt: null,
+        clickCount: 0,
+        providerMessageId: emailId,
+        messageId: 'q-1@customer.test',
+        receivedAt: expect.any(String),
+        attachments: [
+          { id: expect.any(String), filename: 'photo "1".html', contentType: 'text/html', size: 39 },
+        ],
+      });
+      await expectProblem(
+        await ctx.request(`/inbox/threads/${threadId}`, { bearer: stranger.token }),
+        403,
+        'forbidden',
+      );
+
+      // 3. The attachment downloads as an attachment, never rendered at this origin.
+      const attachmentPath = `/inbox/attachments/${inbound.attachments[0]!.id}`;
+      await expectProblem(await ctx.request(attachmentPath, { bearer: stranger.token }), 403, 'forbidden');
+      const file = await ctx.request(attachmentPath, { bearer: owner.token });
+      expect(file.status).toBe(200);
+      expectSafeHeaders(file);
+      expect(file.headers.get('content-type')).toBe('text/html');
+      expect(file.headers.get('content-disposition')).toBe(
+        `attachment; filename="photo _1_.html"; filename*=UTF-8''photo%20%221%22.html`,
+      );
+      expect(file.headers.get('content-security-policy')).toMatch(/\bsandbox\b/);
+      expect(await file.text()).toBe('<script>alert(document.cookie)</script>');
+
+      // 4. Reply: through the provider, with Gatehouse's Message-ID and the thread headers.
+      ctx.clock.advance(1000);
+      const { message: reply } = await json<{ message: MessageBody }>(
+        await ctx.request(`/inbox/threads/${threadId}/reply`, {
+          bearer: owner.token,
+          json: { text: 'Sorry! A new one is on its way.' },
+        }),
+        201,
+      );
+      const sent = provider.sent.at(-1)!;
+      expect(sent.body).toMatchObject({
+        to: ['ann@customer.test'],
+        subject: 'Re: Broken widget',
+        text: 'Sorry! A new one is on its way.',
+        headers: {
+          'Message-ID': `<${reply.messageId}>`,
+          'In-Reply-To': '<q-1@customer.test>',
+          References: '<q-1@customer.test>',
+        },
+      });
+      expect(reply).toMatchObject({
+        direction: 'outbound',
+        providerMessageId: sent.id,
+        subject: 'Re: Broken widget',
+      });
+      await expectProblem(
+        await ctx.request(`/inbox/threads/${threadId}/reply`, {
+          bearer: stranger.token,
+          json: { text: 'x' },
+        }),
+        403,
+        'forbidden',
+      );
+
+      // 5. The customer answers: In-Reply-To names our Message-ID, the subject changed.
+      ctx.clock.advance(1000);
+      const answerId = randomUUID();
+      provider.emails.set(answerId, {
+        text: 'Thanks!',
+        headers: {
+          'In-Reply-To': `<${reply.messageId}>`,
+          References: `<q-1@customer.test> <${reply.messageId}>`,
+        },
+        message_id: '<q-2@customer.test>',
+      });
+      await webhook(
+        ctx,
+        receivedEvent(answerId, account.address, { subject: 'Thanks' }),
+        '/inbox/webhook/inbound',
+      );
+
+      // 6. Delivery events for the reply update its status; engagement never lowers it.
+      await webhook(ctx, {
+        type: 'email.delivered',
+        created_at: new Date().toISOString(),
+        data: { email_id: sent.id },
+      });
+      await webhook(
+        ctx,
+        { type: 'email.opened', created_at: '2026-01-01T00:00:00.000Z', data: { email_id: sent.id } },
+        '/inbox/webhook/events',
+      );
+      await webhook(
+        ctx,
+        { type: 'email.delivery_delayed', data: { email_id: sent.id } },
+        '/inbox/webhook/events',
+      );
+
+      const after = await json<ThreadDetailBody>(
+        await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
+        200,
+      );
+      expect(after.messages.map((m) => [m.direction, m.status, m.text])).toEqual([
+        ['inbound', 'received', 'My widget broke.'],
+        ['outbound', 'delivered', 'Sorry! A new one is on its way.'],
+        ['inbound', 'received', 'Thanks!'],
+      ]);
+      expect(after.messages[1]!.openedAt).toBe('2026-01-01T00:00:00.000Z');
+      const threads = await json<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
+        200,
+      );
+      expect(threads.threads).toEqual([expect.objectContaining({ id: threadId, messageCount: 3 })]);
+    });
+
+    it('a redelivered inbound webhook stores one message and sends one notification', async () => {
+      const owner = await person(ctx, 'dedupe');
+      const account = await createAccount(ctx, owner);
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { text: 'once' });
+      await webhook(ctx, receivedEvent(emailId, account.address, { subject: 'Once only' }));
+      await webhook(ctx, receivedEvent(emailId, account.address, { subject: 'Once only' }));
+      const list = await json<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
+        200,
+      );
+      expect(list.threads.map((t) => t.messageCount)).toEqual([1]);
+      await ctx.mail.waitFor(owner.email, (m) => m.subject.includes('Once only'));
+      expect(ctx.mail.to(owner.email).filter((m) => m.subject.includes('Once only'))).toHaveLength(1);
+    });
+
+    it('pages threads newest first through nextCursor', async () => {
+      const owner = await person(ctx, 'pages');
+      const account = await createAccount(ctx, owner);
+      for (let i = 0; i < 5; i++) {
+        const emailId = randomUUID();
+        provider.emails.set(emailId, { text: `n${i}` });
+        await webhook(ctx, receivedEvent(emailId, account.address, { subject: `Page topic ${i}` }));
+        ctx.clock.advance(1000);
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+        const page: ThreadListBody = await json<ThreadListBody>(
+          await ctx.request(`/inbox/accounts/${account.id}/threads?limit=2${q}`, { bearer: owner.token }),
+          200,
+        );
+        expect(page.threads.length).toBeLessThanOrEqual(2);
+        seen.push(...page.threads.map((t) => t.subject));
+        cursor = page.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual(['Page topic 4', 'Page topic 3', 'Page topic 2', 'Page topic 1', 'Page topic 0']);
+    });
+  });
+}

@@ -1,0 +1,1371 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClock } from '../test-clock.js';
+import { expectProblem } from './expect.js';
+import type { HttpContext, HttpEnv } from './harness.js';
+import { SoftAuthenticator } from './soft-authenticator.js';
+
+const ORIGIN = 'https://gatehouse.test';
+const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
+const STEP = 30_000;
+
+/** Options every MFA scenario runs with: a pinned relying party and a sealing key. */
+const MFA_OPTIONS = {
+  webauthn: { rpId: 'gatehouse.test', rpName: 'Gatehouse test', origin: ORIGIN },
+  mfa: { encryptionKey: randomBytes(32) },
+};
+
+interface Account {
+  email: string;
+  password: string;
+  access: string;
+}
+interface Session {
+  accessToken: string;
+  tokenType: string;
+  expiresIn: number;
+  refreshToken?: string;
+}
+interface Pending {
+  mfaRequired: true;
+  mfaToken: string;
+  methods: string[];
+}
+
+const json = async <T>(res: Response, status: number): Promise<T> => {
+  const text = await res.text();
+  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
+  return (text ? JSON.parse(text) : undefined) as T;
+};
+
+/** The TOTP code an authenticator app shows at the server's clock (`steps` away). */
+function totp(secret: string, clock: TestClock, steps = 0): string {
+  return new OTPAuth.TOTP({
+    secret: OTPAuth.Secret.fromBase32(secret),
+    algorithm: 'SHA1',
+    digits: 6,
+    period: 30,
+  }).generate({ timestamp: clock.now().getTime() + steps * STEP });
+}
+
+async function signupAndLogin(ctx: HttpContext): Promise<Account> {
+  const email = `mfa-${randomUUID()}@example.test`;
+  await json(
+    await ctx.request('/auth/signup', { json: { name: 'Mfa Tester', email, password: PASSWORD } }),
+    201,
+  );
+  const s = await json<Session>(
+    await ctx.request('/auth/login', { json: { email, password: PASSWORD } }),
+    200,
+  );
+  return { email, password: PASSWORD, access: s.accessToken };
+}
+
+async function login(ctx: HttpContext, a: Account, refreshToken?: boolean) {
+  return ctx.request('/auth/login', {
+    json: { email: a.email, password: a.password, ...(refreshToken === undefined ? {} : { refreshToken }) },
+  });
+}
+
+async function pendingLogin(ctx: HttpContext, a: Account, refreshToken?: boolean): Promise<Pending> {
+  const body = await json<Pending & { accessToken?: string }>(await login(ctx, a, refreshToken), 200);
+  expect(body.mfaRequired).toBe(true);
+  expect(body.accessToken).toBeUndefined();
+  return body;
+}
+
+async function enrolTotp(
+  ctx: HttpContext,
+  a: Account,
+): Promise<{ secret: string; recoveryCodes?: string[] }> {
+  const setup = await json<{ secret: string; otpauthUri: string }>(
+    await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
+    200,
+  );
+  const done = await json<{ recoveryCodes?: string[] }>(
+    await ctx.request('/auth/mfa/totp/confirm', {
+      json: { code: totp(setup.secret, ctx.clock) },
+      bearer: a.access,
+    }),
+    200,
+  );
+  // The confirming code's step is used up; the next login needs the next one.
+  ctx.clock.advance(STEP);
+  return { secret: setup.secret, recoveryCodes: done.recoveryCodes };
+}
+
+/** Waits for the next mail to `to` with a six-digit code (after `seen` such mails) and returns the code. */
+async function nextCode(ctx: HttpContext, to: string, seen: number): Promise<string> {
+  const isCode = (m: { subject: string }) => m.subject === 'Your sign-in code';
+  const deadline = Date.now() + 5000;
+  while (ctx.mail.to(to).filter(isCode).length <= seen) {
+    if (Date.now() > deadline) throw new Error(`no code mail #${seen + 1} to ${to}`);
+    await ctx.mail.waitFor(to, (m) => isCode(m) && ctx.mail.to(to).filter(isCode).length > seen, 5000);
+  }
+  const mail = ctx.mail.to(to).filter(isCode)[seen]!;
+  const m = /\b(\d{6})\b/.exec(mail.text);
+  if (!m) throw new Error('no code in the mail');
+  return m[1]!;
+}
+
+const codeMails = (ctx: HttpContext, to: string) =>
+  ctx.mail.to(to).filter((m) => m.subject === 'Your sign-in code').length;
+
+async function enrolEmail(ctx: HttpContext, a: Account): Promise<{ recoveryCodes?: string[] }> {
+  const seen = codeMails(ctx, a.email);
+  await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+  const code = await nextCode(ctx, a.email, seen);
+  return json(await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }), 200);
+}
+
+async function enrolPasskey(ctx: HttpContext, a: Account, auth = new SoftAuthenticator(ORIGIN)) {
+  const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+    await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
+    200,
+  );
+  const body = await json<{ credentialId: string; recoveryCodes?: string[] }>(
+    await ctx.request('/auth/mfa/webauthn/register/verify', {
+      json: { attestationResponse: auth.register(options), name: 'Test key' },
+      bearer: a.access,
+    }),
+    200,
+  );
+  return { auth, ...body };
+}
+
+async function passkeyOptions(ctx: HttpContext, mfaToken: string) {
+  return json<{ challenge: string; rpId: string; allowCredentials: Array<{ id: string }> }>(
+    await ctx.request('/auth/mfa/webauthn/options', { json: { mfaToken } }),
+    200,
+  );
+}
+
+async function me(ctx: HttpContext, access: string) {
+  return json<{ user: { mfa: { enabled: boolean; methods: string[] } } }>(
+    await ctx.request('/auth/me', { bearer: access }),
+    200,
+  );
+}
+
+/** CONTRACT.md section 2, routes 9-15 and the enrolment table; section 2.1 pending tokens and codes. */
+export function mfaScenarios(env: HttpEnv): void {
+  describe('MFA with the email method switched off by the host', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup({ ...MFA_OPTIONS, mfa: { ...MFA_OPTIONS.mfa, methods: ['totp', 'webauthn'] } });
+    });
+    afterAll(() => ctx?.close());
+
+    it('email enrolment answers 404 while TOTP still works', async () => {
+      const a = await signupAndLogin(ctx);
+      await expectProblem(
+        await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }),
+        404,
+        'not_found',
+      );
+      const { secret } = await enrolTotp(ctx, a);
+      const p = await pendingLogin(ctx, a);
+      expect(p.methods).toEqual(['totp', 'recovery']);
+      await json(
+        await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: totp(secret, ctx.clock) } }),
+        200,
+      );
+    });
+  });
+
+  describe('MFA with mfa.required', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup({ ...MFA_OPTIONS, mfa: { ...MFA_OPTIONS.mfa, required: true } });
+    });
+    afterAll(() => ctx?.close());
+
+    /** Signs up; the login answers an enrolment-only pending token. */
+    async function unenrolled() {
+      const email = `req-${randomUUID()}@example.test`;
+      await json(
+        await ctx.request('/auth/signup', { json: { name: 'Req Tester', email, password: PASSWORD } }),
+        201,
+      );
+      const a: Account = { email, password: PASSWORD, access: '' };
+      return { a, p: await pendingLogin(ctx, a, true) };
+    }
+
+    it('a user without a method gets an enrolment-only pending token, never an access token', async () => {
+      const { p } = await unenrolled();
+      expect(p.methods).toEqual([]);
+      expect((p as Pending & { enrol: string[] }).enrol).toEqual(['totp', 'email', 'webauthn']);
+      await expectProblem(await ctx.request('/auth/me', { bearer: p.mfaToken }), 401, 'invalid_token');
+      await expectProblem(
+        await ctx.request('/auth/mfa/verify', {
+          json: { token: p.mfaToken, code: '123456', methodType: 'totp' },
+        }),
+        400,
+        'validation_failed',
+      );
+      await expectProblem(
+        await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }),
+        409,
+        'nothing_to_resend',
+      );
+    });
+
+    it('enrolling TOTP with the pending token completes the login with recovery codes', async () => {
+      const { a, p } = await unenrolled();
+      const setup = await json<{ secret: string }>(
+        await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+        200,
+      );
+      await expectProblem(
+        await ctx.request('/auth/mfa/enrol/totp/confirm', { json: { mfaToken: p.mfaToken, code: '000000' } }),
+        401,
+        'invalid_code',
+      );
+      const s = await json<Session & { recoveryCodes: string[] }>(
+        await ctx.request('/auth/mfa/enrol/totp/confirm', {
+          json: { mfaToken: p.mfaToken, code: totp(setup.secret, ctx.clock) },
+        }),
+        200,
+      );
+      expect(s.refreshToken).toEqual(expect.any(String));
+      expect(s.recoveryCodes).toHaveLength(10);
+      expect((await me(ctx, s.accessToken)).user.mfa).toEqual({ enabled: true, methods: ['totp'] });
+      await expectProblem(
+        await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+        401,
+        'invalid_token',
+      );
+      ctx.clock.advance(STEP);
+      const next = await pendingLogin(ctx, a);
+      expect(next.methods).toEqual(['totp', 'recovery']);
+      await json(
+        await ctx.request('/auth/mfa/verify', {
+          json: { token: next.mfaToken, code: totp(setup.secret, ctx.clock) },
+        }),
+        200,
+      );
+    });
+
+    it('an enrolment token stops working once the user has a method', async () => {
+      const { a, p } = await unenrolled();
+      const other = await pendingLogin(ctx, a);
+      const setup = await json<{ secret: string }>(
+        await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+        200,
+      );
+      await json(
+        await ctx.request('/auth/mfa/enrol/totp/confirm', {
+          json: { mfaToken: p.mfaToken, code: totp(setup.secret, ctx.clock) },
+        }),
+        200,
+      );
+      for (const path of [
+        '/auth/mfa/enrol/totp/setup',
+        '/auth/mfa/enrol/email/setup',
+        '/auth/mfa/enrol/webauthn/options',
+      ]) {
+        await expectProblem(
+          await ctx.request(path, { json: { mfaToken: other.mfaToken } }),
+          401,
+          'invalid_token',
+        );
+      }
+    });
+
+    it('a passkey or the email method can be the first method too', async () => {
+      const first = await unenrolled();
+      const auth = new SoftAuthenticator(ORIGIN);
+      const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+        await ctx.request('/auth/mfa/enrol/webauthn/options', { json: { mfaToken: first.p.mfaToken } }),
+        200,
+      );
+      const s1 = await json<Session & { credentialId: string; recoveryCodes: string[] }>(
+        await ctx.request('/auth/mfa/enrol/webauthn/verify', {
+          json: { mfaToken: first.p.mfaToken, attestationResponse: auth.register(options) },
+        }),
+        200,
+      );
+      expect(s1).toMatchObject({ credentialId: auth.id, accessToken: expect.any(String) });
+      expect(s1.recoveryCodes).toHaveLength(10);
+
+      const second = await unenrolled();
+      const seen = codeMails(ctx, second.a.email);
+      await json(
+        await ctx.request('/auth/mfa/enrol/email/setup', { json: { mfaToken: second.p.mfaToken } }),
+        202,
+      );
+      const code = await nextCode(ctx, second.a.email, seen);
+      const s2 = await json<Session & { recoveryCodes: string[] }>(
+        await ctx.request('/auth/mfa/enrol/email/confirm', { json: { mfaToken: second.p.mfaToken, code } }),
+        200,
+      );
+      expect((await me(ctx, s2.accessToken)).user.mfa).toEqual({ enabled: true, methods: ['email'] });
+    });
+
+    it('five wrong enrolment codes kill the enrolment token', async () => {
+      const { p } = await unenrolled();
+      const setup = await json<{ secret: string }>(
+        await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+        200,
+      );
+      const wrong = String((Number(totp(setup.secret, ctx.clock)) + 1) % 1_000_000).padStart(6, '0');
+      for (let i = 0; i < 5; i++) {
+        await expectProblem(
+          await ctx.request('/auth/mfa/enrol/totp/confirm', { json: { mfaToken: p.mfaToken, code: wrong } }),
+          401,
+          'invalid_code',
+        );
+      }
+      await expectProblem(
+        await ctx.request('/auth/mfa/enrol/totp/confirm', {
+          json: { mfaToken: p.mfaToken, code: totp(setup.secret, ctx.clock) },
+        }),
+        401,
+        'invalid_token',
+      );
+    });
+  });
+
+  describe('MFA', () => {
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup(MFA_OPTIONS);
+    });
+    afterAll(() => ctx?.close());
+
+    describe('TOTP enrolment', () => {
+      it('setup returns a base32 seed of 20 bytes and an otpauth URI naming the issuer and the account', async () => {
+        const a = await signupAndLogin(ctx);
+        const body = await json<{ secret: string; otpauthUri: string }>(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        expect(body.secret).toMatch(/^[A-Z2-7]{32}$/);
+        const parsed = OTPAuth.URI.parse(body.otpauthUri) as OTPAuth.TOTP;
+        expect(parsed).toBeInstanceOf(OTPAuth.TOTP);
+        expect(parsed.secret.base32).toBe(body.secret);
+        expect(parsed.label).toBe(a.email);
+        expect(parsed.issuer).toBe('gatehouse.test');
+        expect([parsed.algorithm, parsed.digits, parsed.period]).toEqual(['SHA1', 6, 30]);
+      });
+
+      it('a seed is not active until confirmed: login still answers a session', async () => {
+        const a = await signupAndLogin(ctx);
+        await json(await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }), 200);
+        const s = await json<Session>(await login(ctx, a), 200);
+        expect(s.accessToken).toEqual(expect.any(String));
+        expect((await me(ctx, s.accessToken)).user.mfa).toEqual({ enabled: false, methods: [] });
+      });
+
+      it('confirm refuses a wrong code with 401 invalid_code and then accepts the right one', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await json<{ secret: string }>(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        const wrong = String((Number(totp(secret, ctx.clock)) + 1) % 1_000_000).padStart(6, '0');
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/confirm', { json: { code: wrong }, bearer: a.access }),
+          401,
+          'invalid_code',
+        );
+        const ok = await json<{ recoveryCodes: string[] }>(
+          await ctx.request('/auth/mfa/totp/confirm', {
+            json: { code: totp(secret, ctx.clock) },
+            bearer: a.access,
+          }),
+          200,
+        );
+        expect(ok.recoveryCodes).toHaveLength(10);
+        expect(new Set(ok.recoveryCodes).size).toBe(10);
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: true, methods: ['totp'] });
+      });
+
+      it('confirm without a setup answers 401 invalid_code', async () => {
+        const a = await signupAndLogin(ctx);
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/confirm', { json: { code: '123456' }, bearer: a.access }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('enrolment needs a Bearer access token', async () => {
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST' }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('without mfa.required the enrolment-at-login routes do not exist', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+          404,
+          'not_found',
+        );
+      });
+
+      it('setup needs fresh authentication: 403 reauth_required after 10 minutes, unless the password is sent', async () => {
+        const a = await signupAndLogin(ctx);
+        ctx.clock.advance(11 * 60_000);
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
+          403,
+          'reauth_required',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/setup', {
+            json: { password: 'Wrong-Password-123' },
+            bearer: a.access,
+          }),
+          403,
+          'reauth_required',
+        );
+        await json(
+          await ctx.request('/auth/mfa/totp/setup', { json: { password: a.password }, bearer: a.access }),
+          200,
+        );
+      });
+    });
+
+    describe('pending login with TOTP', () => {
+      it('login answers mfaRequired with a pending token and the methods, and no session', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        expect(p.methods).toEqual(['totp', 'recovery']);
+        expect(p.mfaToken.split('.')).toHaveLength(3);
+        const header = JSON.parse(Buffer.from(p.mfaToken.split('.')[0]!, 'base64url').toString());
+        expect(header.typ).toBe('mfa+jwt');
+        const claims = JSON.parse(Buffer.from(p.mfaToken.split('.')[1]!, 'base64url').toString());
+        expect(claims.exp - claims.iat).toBe(300);
+        expect(claims.aud).not.toBe('gatehouse-test');
+      });
+
+      it('a TOTP code completes the login through /auth/mfa/verify, with a refresh token only when login asked', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p1 = await pendingLogin(ctx, a, true);
+        const s1 = await json<Session>(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p1.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+        expect(s1).toMatchObject({ tokenType: 'Bearer', accessToken: expect.any(String) });
+        expect(s1.refreshToken).toEqual(expect.any(String));
+        expect((await me(ctx, s1.accessToken)).user.mfa).toEqual({ enabled: true, methods: ['totp'] });
+
+        ctx.clock.advance(STEP);
+        const p2 = await pendingLogin(ctx, a);
+        const s2 = await json<Session>(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p2.mfaToken, code: totp(secret, ctx.clock), methodType: 'totp' },
+          }),
+          200,
+        );
+        expect(s2.refreshToken).toBeUndefined();
+      });
+
+      it('the refresh token of an MFA login works at /auth/refresh', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a, true);
+        const s = await json<Session>(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+        await json(await ctx.request('/auth/refresh', { json: { refreshToken: s.refreshToken } }), 200);
+      });
+
+      it('a pending token is single use: once it completed a login it answers 401 invalid_token', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+        ctx.clock.advance(STEP);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('a TOTP code works once: replaying it on a new pending login answers 401 invalid_code', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const code = totp(secret, ctx.clock);
+        const p1 = await pendingLogin(ctx, a);
+        await json(await ctx.request('/auth/mfa/verify', { json: { token: p1.mfaToken, code } }), 200);
+        const p2 = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', { json: { token: p2.mfaToken, code } }),
+          401,
+          'invalid_code',
+        );
+        ctx.clock.advance(STEP);
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p2.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+      });
+
+      it('accepts the code of the previous and the next step, not two steps away', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        // The previous step is the one enrolment used up; move on so it is a fresh one.
+        ctx.clock.advance(STEP);
+        const p = await pendingLogin(ctx, a);
+        for (const steps of [-2, 2]) {
+          await expectProblem(
+            await ctx.request('/auth/mfa/verify', {
+              json: { token: p.mfaToken, code: totp(secret, ctx.clock, steps) },
+            }),
+            401,
+            'invalid_code',
+          );
+        }
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock, -1) },
+          }),
+          200,
+        );
+        ctx.clock.advance(3 * STEP);
+        const p2 = await pendingLogin(ctx, a);
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p2.mfaToken, code: totp(secret, ctx.clock, 1) },
+          }),
+          200,
+        );
+      });
+
+      it('a wrong code leaves the pending token usable', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: '000000' } }),
+          401,
+          'invalid_code',
+        );
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+      });
+
+      it('two correct parallel verifies of one pending token give exactly one session', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const code = totp(secret, ctx.clock);
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () =>
+            ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }),
+          ),
+        );
+        expect(answers.map((r) => r.status).sort()).toEqual([200, 401, 401, 401]);
+      });
+
+      it('the pending token dies 5 minutes after login', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        ctx.clock.advance(5 * 60_000 + 1000);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('methodType naming a method the user does not have answers 400 and counts nothing', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        for (let i = 0; i < 6; i++) {
+          await expectProblem(
+            await ctx.request('/auth/mfa/verify', {
+              json: { token: p.mfaToken, code: '123456', methodType: 'email' },
+            }),
+            400,
+            'validation_failed',
+          );
+        }
+        await expectProblem(
+          await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: '123456' } }),
+          400,
+          'validation_failed',
+        );
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+      });
+
+      it('resend answers 409 nothing_to_resend when the login has no email method', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }),
+          409,
+          'nothing_to_resend',
+        );
+        await expectProblem(
+          await ctx.request('/auth/login/email-code/resend', { json: { token: p.mfaToken } }),
+          409,
+          'nothing_to_resend',
+        );
+      });
+
+      it('removing TOTP needs the password, and with no method left login answers a session again', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp', {
+            method: 'DELETE',
+            json: { password: 'Wrong-Password-123' },
+            bearer: a.access,
+          }),
+          403,
+          'reauth_required',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp', { method: 'DELETE', json: {}, bearer: a.access }),
+          400,
+          'validation_failed',
+        );
+        const res = await ctx.request('/auth/mfa/totp', {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: a.access,
+        });
+        expect(res.status).toBe(204);
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: false, methods: [] });
+        const s = await json<Session>(await login(ctx, a), 200);
+        expect(s.accessToken).toEqual(expect.any(String));
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp', {
+            method: 'DELETE',
+            json: { password: a.password },
+            bearer: a.access,
+          }),
+          404,
+          'not_found',
+        );
+      });
+
+      it('adding a factor mails the owner', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const mail = await ctx.mail.waitFor(a.email, (m) => /added/i.test(m.subject));
+        expect(mail.text).toMatch(/authenticator app/i);
+      });
+    });
+
+    describe('token confusion and brute force', () => {
+      it('an access token is never accepted as a pending token', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        for (const [path, body] of [
+          ['/auth/mfa/verify', { token: a.access, code: '123456' }],
+          ['/auth/login/email-code', { token: a.access, code: '123456' }],
+          ['/auth/mfa/recovery', { token: a.access, code: 'AAAA-BBBB-CCCC-DDDD' }],
+          ['/auth/mfa/resend', { token: a.access }],
+          ['/auth/login/email-code/resend', { token: a.access }],
+          ['/auth/mfa/webauthn/options', { mfaToken: a.access }],
+        ] as const) {
+          await expectProblem(await ctx.request(path, { json: body }), 401, 'invalid_token');
+        }
+      });
+
+      it('a pending token is never accepted as an access token', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(await ctx.request('/auth/me', { bearer: p.mfaToken }), 401, 'invalid_token');
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: p.mfaToken }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('a forged or garbled pending token answers 401 invalid_token', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const [h, c, s] = p.mfaToken.split('.') as [string, string, string];
+        const claims = JSON.parse(Buffer.from(c, 'base64url').toString());
+        const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, sub: randomUUID() })).toString('base64url')}.${s}`;
+        const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'mfa+jwt' })).toString('base64url')}.${c}.`;
+        for (const token of [forged, unsigned, 'not-a-jwt', `${p.mfaToken}x`]) {
+          await expectProblem(
+            await ctx.request('/auth/mfa/verify', { json: { token, code: '123456' } }),
+            401,
+            'invalid_token',
+          );
+        }
+      });
+
+      it('five wrong codes across routes 9, 11, 12 and 15 kill the pending token', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        await enrolEmail(ctx, a);
+        const { auth } = await enrolPasskey(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        expect(p.methods).toEqual(['webauthn', 'totp', 'email', 'recovery']);
+        const wrong = [
+          ['/auth/login/email-code', { token: p.mfaToken, code: '000000' }],
+          ['/auth/mfa/verify', { token: p.mfaToken, code: '000001', methodType: 'totp' }],
+          ['/auth/mfa/recovery', { token: p.mfaToken, code: 'AAAA-BBBB-CCCC-DDDD' }],
+          ['/auth/mfa/verify', { token: p.mfaToken, code: 'ZZZZ-ZZZZ-ZZZZ-ZZZZ', methodType: 'recovery' }],
+        ] as const;
+        for (const [path, body] of wrong) {
+          await expectProblem(await ctx.request(path, { json: body }), 401, 'invalid_code');
+        }
+        const o = await passkeyOptions(ctx, p.mfaToken);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: auth.assert(o, { origin: 'https://evil.test' }),
+            },
+          }),
+          401,
+          'invalid_code',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('wrong email codes on route 9 count toward the same limit', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a);
+        const code = await nextCode(ctx, a.email, seen);
+        const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+        for (let i = 0; i < 5; i++) {
+          await expectProblem(
+            await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: wrong } }),
+            401,
+            'invalid_code',
+          );
+        }
+        await expectProblem(
+          await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('wrong codes are throttled per user across pending logins: 429 with Retry-After', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        let throttled: Response | undefined;
+        for (let i = 0; i < 4 && !throttled; i++) {
+          const p = await pendingLogin(ctx, a);
+          for (let j = 0; j < 4; j++) {
+            const res = await ctx.request('/auth/mfa/verify', {
+              json: { token: p.mfaToken, code: '999999' },
+            });
+            if (res.status === 429) {
+              throttled = res;
+              break;
+            }
+            await expectProblem(res, 401, 'invalid_code');
+          }
+        }
+        expect(throttled).toBeDefined();
+        await expectProblem(throttled!, 429, 'rate_limited');
+        expect(Number(throttled!.headers.get('retry-after'))).toBeGreaterThan(0);
+        // Even the right code waits for the window.
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          429,
+          'rate_limited',
+        );
+      });
+
+      it('a password reset kills the pending logins of that user', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const resetMail = await ctx.mail.waitFor(a.email, (m) => /reset code/i.test(m.subject));
+        const resetCode = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
+        const r = await ctx.request('/auth/forgot-reset', {
+          json: { code: resetCode, password: 'Marmalade-Comet-Lantern-9083' },
+        });
+        expect(r.status).toBe(204);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('bodies are strict: unknown keys, overlong codes and bad methodType answer 400', async () => {
+        for (const body of [
+          { token: 'x', code: '123456', extra: 1 },
+          { token: 'x', code: '1'.repeat(65) },
+          { token: 'x', code: '123456', methodType: 'sms' },
+          { token: 'x'.repeat(4097), code: '123456' },
+          { token: 'x' },
+        ]) {
+          await expectProblem(
+            await ctx.request('/auth/mfa/verify', { json: body }),
+            400,
+            'validation_failed',
+          );
+        }
+      });
+    });
+
+    describe('recovery codes', () => {
+      it('a recovery code completes a login once, and its use is mailed to the owner', async () => {
+        const a = await signupAndLogin(ctx);
+        const { recoveryCodes } = await enrolTotp(ctx, a);
+        const code = recoveryCodes![0]!;
+        const p1 = await pendingLogin(ctx, a, true);
+        const s = await json<Session>(
+          await ctx.request('/auth/mfa/recovery', { json: { token: p1.mfaToken, code } }),
+          200,
+        );
+        expect(s.refreshToken).toEqual(expect.any(String));
+        const mail = await ctx.mail.waitFor(a.email, (m) => /recovery code was used/i.test(m.subject));
+        expect(mail.text).toMatch(/9 unused recovery codes remain/);
+        const p2 = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/recovery', { json: { token: p2.mfaToken, code } }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('recovery codes work through /auth/mfa/verify, with or without methodType, in any case and spacing', async () => {
+        const a = await signupAndLogin(ctx);
+        const { recoveryCodes } = await enrolTotp(ctx, a);
+        const p1 = await pendingLogin(ctx, a);
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p1.mfaToken, code: recoveryCodes![1]!, methodType: 'recovery' },
+          }),
+          200,
+        );
+        const p2 = await pendingLogin(ctx, a);
+        const sloppy = recoveryCodes![2]!.toLowerCase().replaceAll('-', ' ');
+        await json(
+          await ctx.request('/auth/mfa/verify', { json: { token: p2.mfaToken, code: sloppy } }),
+          200,
+        );
+      });
+
+      it('two parallel uses of one recovery code give exactly one session', async () => {
+        const a = await signupAndLogin(ctx);
+        const { recoveryCodes } = await enrolTotp(ctx, a);
+        const [p1, p2] = [await pendingLogin(ctx, a), await pendingLogin(ctx, a)];
+        const answers = await Promise.all(
+          [p1, p2].map((p) =>
+            ctx.request('/auth/mfa/recovery', { json: { token: p.mfaToken, code: recoveryCodes![3]! } }),
+          ),
+        );
+        expect(answers.map((r) => r.status).sort()).toEqual([200, 401]);
+      });
+
+      it('regenerating needs the password, gives 10 new codes and kills the old ones', async () => {
+        const a = await signupAndLogin(ctx);
+        const { recoveryCodes: old } = await enrolTotp(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/recovery-codes', {
+            json: { password: 'Wrong-Password-123' },
+            bearer: a.access,
+          }),
+          403,
+          'reauth_required',
+        );
+        const { recoveryCodes } = await json<{ recoveryCodes: string[] }>(
+          await ctx.request('/auth/mfa/recovery-codes', { json: { password: a.password }, bearer: a.access }),
+          200,
+        );
+        expect(recoveryCodes).toHaveLength(10);
+        expect(recoveryCodes.some((c) => old!.includes(c))).toBe(false);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/recovery', { json: { token: p.mfaToken, code: old![0]! } }),
+          401,
+          'invalid_code',
+        );
+        await json(
+          await ctx.request('/auth/mfa/recovery', { json: { token: p.mfaToken, code: recoveryCodes[0]! } }),
+          200,
+        );
+      });
+
+      it('a second method does not hand out new recovery codes', async () => {
+        const a = await signupAndLogin(ctx);
+        const first = await enrolTotp(ctx, a);
+        expect(first.recoveryCodes).toHaveLength(10);
+        const second = await enrolEmail(ctx, a);
+        expect(second.recoveryCodes).toBeUndefined();
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: true, methods: ['totp', 'email'] });
+      });
+    });
+
+    describe('email codes', () => {
+      it('enrolment mails a code; a wrong code is refused, the right one turns MFA on with recovery codes', async () => {
+        const a = await signupAndLogin(ctx);
+        const seen = codeMails(ctx, a.email);
+        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        const code = await nextCode(ctx, a.email, seen);
+        expect(code).toMatch(/^\d{6}$/);
+        const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+        await expectProblem(
+          await ctx.request('/auth/mfa/email/confirm', { json: { code: wrong }, bearer: a.access }),
+          401,
+          'invalid_code',
+        );
+        const ok = await json<{ recoveryCodes: string[] }>(
+          await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }),
+          200,
+        );
+        expect(ok.recoveryCodes).toHaveLength(10);
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: true, methods: ['email'] });
+      });
+
+      it('an enrolment code dies after 10 minutes', async () => {
+        const a = await signupAndLogin(ctx);
+        const seen = codeMails(ctx, a.email);
+        await json(
+          await ctx.request('/auth/mfa/email/setup', {
+            method: 'POST',
+            json: { password: a.password },
+            bearer: a.access,
+          }),
+          202,
+        );
+        const code = await nextCode(ctx, a.email, seen);
+        ctx.clock.advance(10 * 60_000);
+        await expectProblem(
+          await ctx.request('/auth/mfa/email/confirm', {
+            json: { code, password: a.password },
+            bearer: a.access,
+          }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('email setup has a cooldown of 30 seconds', async () => {
+        const a = await signupAndLogin(ctx);
+        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        const res = await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access });
+        await expectProblem(res, 429, 'rate_limited');
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+        ctx.clock.advance(STEP);
+        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+      });
+
+      it('when email is the only method the code is mailed at login and completes it at /auth/login/email-code', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a, true);
+        expect(p.methods).toEqual(['email', 'recovery']);
+        const code = await nextCode(ctx, a.email, seen);
+        const s = await json<Session>(
+          await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
+          200,
+        );
+        expect(s.refreshToken).toEqual(expect.any(String));
+        // Single use: the same code on the next login is dead.
+        const p2 = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/login/email-code', { json: { token: p2.mfaToken, code } }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('the emailed code also completes the login at /auth/mfa/verify with methodType email', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a);
+        const code = await nextCode(ctx, a.email, seen);
+        await json(
+          await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code, methodType: 'email' } }),
+          200,
+        );
+      });
+
+      it('resend right after login mails a fresh code, kills the old one, then keeps a 30 s cooldown', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a);
+        const first = await nextCode(ctx, a.email, seen);
+        expect(
+          await json(
+            await ctx.request('/auth/login/email-code/resend', { json: { token: p.mfaToken } }),
+            202,
+          ),
+        ).toEqual({ accepted: true });
+        const second = await nextCode(ctx, a.email, seen + 1);
+        const early = await ctx.request('/auth/login/email-code/resend', { json: { token: p.mfaToken } });
+        await expectProblem(early, 429, 'rate_limited');
+        expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(0);
+        if (first !== second) {
+          await expectProblem(
+            await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: first } }),
+            401,
+            'invalid_code',
+          );
+        }
+        await json(
+          await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: second } }),
+          200,
+        );
+      });
+
+      it('resend keeps the failure count and sends at most 5 codes per pending login', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a);
+        const first = await nextCode(ctx, a.email, seen);
+        const notFirst = String((Number(first) + 1) % 1_000_000).padStart(6, '0');
+        for (let i = 0; i < 3; i++) {
+          await expectProblem(
+            await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: notFirst } }),
+            401,
+            'invalid_code',
+          );
+        }
+        for (let i = 0; i < 4; i++) {
+          await json(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
+          ctx.clock.advance(STEP);
+        }
+        ctx.clock.advance(STEP);
+        await expectProblem(
+          await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }),
+          429,
+          'rate_limited',
+        );
+        const latest = await nextCode(ctx, a.email, seen + 4);
+        const wrong = String((Number(latest) + 1) % 1_000_000).padStart(6, '0');
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: wrong } }),
+          401,
+          'invalid_code',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: wrong } }),
+          401,
+          'invalid_code',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: latest } }),
+          401,
+          'invalid_token',
+        );
+      });
+
+      it('with TOTP and email, nothing is mailed at login and resend sends the first code', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a);
+        expect(p.methods).toEqual(['totp', 'email', 'recovery']);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(codeMails(ctx, a.email)).toBe(seen);
+        await json(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
+        const code = await nextCode(ctx, a.email, seen);
+        await json(await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }), 200);
+      });
+
+      it('right after a password reset the email code cannot complete a login when another factor exists', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        await enrolEmail(ctx, a);
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const resetMail = await ctx.mail.waitFor(a.email, (m) => /reset code/i.test(m.subject));
+        const resetCode = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
+        const password = 'Marmalade-Comet-Lantern-9083';
+        const r = await ctx.request('/auth/forgot-reset', { json: { code: resetCode, password } });
+        expect(r.status).toBe(204);
+        const p = await pendingLogin(ctx, { ...a, password });
+        expect(p.methods).toEqual(['totp', 'recovery']);
+        await expectProblem(
+          await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }),
+          409,
+          'nothing_to_resend',
+        );
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+      });
+    });
+
+    describe('WebAuthn passkeys', () => {
+      it('registration options pin the relying party, ask for no attestation and allow EdDSA, ES256 and RS256', async () => {
+        const a = await signupAndLogin(ctx);
+        const o = await json<{
+          challenge: string;
+          rp: { id: string; name: string };
+          attestation?: string;
+          pubKeyCredParams: Array<{ alg: number }>;
+        }>(
+          await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        expect(o.rp).toEqual({ id: 'gatehouse.test', name: 'Gatehouse test' });
+        expect(o.attestation ?? 'none').toBe('none');
+        expect(o.pubKeyCredParams.map((p) => p.alg)).toEqual([-8, -7, -257]);
+        expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
+      });
+
+      it('a passkey is registered, turns MFA on with recovery codes, and completes a login', async () => {
+        const a = await signupAndLogin(ctx);
+        const { auth, credentialId, recoveryCodes } = await enrolPasskey(ctx, a);
+        expect(credentialId).toBe(auth.id);
+        expect(recoveryCodes).toHaveLength(10);
+        const p = await pendingLogin(ctx, a, true);
+        expect(p.methods).toEqual(['webauthn', 'recovery']);
+        const o = await passkeyOptions(ctx, p.mfaToken);
+        expect(o.rpId).toBe('gatehouse.test');
+        expect(o.allowCredentials.map((c) => c.id)).toEqual([auth.id]);
+        const s = await json<Session>(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p.mfaToken, assertionResponse: auth.assert(o) },
+          }),
+          200,
+        );
+        expect(s.refreshToken).toEqual(expect.any(String));
+        expect((await me(ctx, s.accessToken)).user.mfa).toEqual({ enabled: true, methods: ['webauthn'] });
+      });
+
+      it('a tampered assertion answers 401 invalid_code and the challenge is gone after it', async () => {
+        const a = await signupAndLogin(ctx);
+        const { auth } = await enrolPasskey(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const o = await passkeyOptions(ctx, p.mfaToken);
+        const good = auth.assert(o);
+        const sig = Buffer.from(good.response.signature, 'base64url');
+        sig[sig.length - 1]! ^= 1;
+        const tampered = { ...good, response: { ...good.response, signature: sig.toString('base64url') } };
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p.mfaToken, assertionResponse: tampered },
+          }),
+          401,
+          'invalid_code',
+        );
+        // Single-use challenge: even the genuine assertion now needs fresh options.
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p.mfaToken, assertionResponse: good },
+          }),
+          401,
+          'invalid_code',
+        );
+        const o2 = await passkeyOptions(ctx, p.mfaToken);
+        await json(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p.mfaToken, assertionResponse: auth.assert(o2) },
+          }),
+          200,
+        );
+      });
+
+      it('a replayed assertion is refused on another pending login', async () => {
+        const a = await signupAndLogin(ctx);
+        const { auth } = await enrolPasskey(ctx, a);
+        const p1 = await pendingLogin(ctx, a);
+        const assertion = auth.assert(await passkeyOptions(ctx, p1.mfaToken));
+        await json(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p1.mfaToken, assertionResponse: assertion },
+          }),
+          200,
+        );
+        const p2 = await pendingLogin(ctx, a);
+        await passkeyOptions(ctx, p2.mfaToken);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p2.mfaToken, assertionResponse: assertion },
+          }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('an assertion from another origin, or with a counter going backwards, is refused', async () => {
+        const a = await signupAndLogin(ctx);
+        const { auth } = await enrolPasskey(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken), {
+                origin: 'https://evil.test',
+              }),
+            },
+          }),
+          401,
+          'invalid_code',
+        );
+        await json(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken)),
+            },
+          }),
+          200,
+        );
+        const p2 = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p2.mfaToken,
+              assertionResponse: auth.assert(await passkeyOptions(ctx, p2.mfaToken), { counter: 1 }),
+            },
+          }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('a credential of another user is refused', async () => {
+        const a = await signupAndLogin(ctx);
+        const b = await signupAndLogin(ctx);
+        await enrolPasskey(ctx, a);
+        const { auth: bKey } = await enrolPasskey(ctx, b);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: bKey.assert(await passkeyOptions(ctx, p.mfaToken)),
+            },
+          }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('an attestation without fresh registration options is refused', async () => {
+        const a = await signupAndLogin(ctx);
+        const auth = new SoftAuthenticator(ORIGIN);
+        const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+          await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        const attestation = auth.register(options);
+        await json(
+          await ctx.request('/auth/mfa/webauthn/register/verify', {
+            json: { attestationResponse: attestation },
+            bearer: a.access,
+          }),
+          200,
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/register/verify', {
+            json: { attestationResponse: attestation },
+            bearer: a.access,
+          }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('a user can hold several passkeys, list them, and delete one with the password', async () => {
+        const a = await signupAndLogin(ctx);
+        const first = await enrolPasskey(ctx, a);
+        const second = await enrolPasskey(ctx, a);
+        expect(second.recoveryCodes).toBeUndefined();
+        const list = await json<{ credentials: Array<{ id: string; name: string }> }>(
+          await ctx.request('/auth/mfa/webauthn/credentials', { bearer: a.access }),
+          200,
+        );
+        expect(list.credentials.map((c) => c.id)).toEqual([first.auth.id, second.auth.id]);
+        const p = await pendingLogin(ctx, a);
+        const o = await passkeyOptions(ctx, p.mfaToken);
+        expect(o.allowCredentials.map((c) => c.id).sort()).toEqual([first.auth.id, second.auth.id].sort());
+        await json(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: { mfaToken: p.mfaToken, assertionResponse: second.auth.assert(o) },
+          }),
+          200,
+        );
+        const del = await ctx.request(`/auth/mfa/webauthn/credentials/${first.auth.id}`, {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: a.access,
+        });
+        expect(del.status).toBe(204);
+        expect((await me(ctx, a.access)).user.mfa.methods).toEqual(['webauthn']);
+        const res = await ctx.request('/auth/mfa/webauthn', {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: a.access,
+        });
+        expect(res.status).toBe(204);
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: false, methods: [] });
+      });
+
+      it('webauthn options for a user without passkeys answer 400', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/options', { json: { mfaToken: p.mfaToken } }),
+          400,
+          'validation_failed',
+        );
+      });
+    });
+  });
+}

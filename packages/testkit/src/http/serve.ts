@@ -1,0 +1,24 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MountedServer } from './harness.js';
+
+/** A host route every `Mount` serves after Gatehouse, to prove requests outside
+ *  Gatehouse's mount points still reach the host. */
+export const HOST_ROUTE = { path: '/host/ping', body: 'pong from host' } as const;
+
+/** Starts a Node HTTP server for `listener` on 127.0.0.1, on a free port. */
+export async function listen(listener: RequestListener | Server): Promise<MountedServer> {
+  const server = typeof listener === 'function' ? createServer(listener) : listener;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

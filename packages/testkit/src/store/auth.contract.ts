@@ -1,0 +1,495 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Session, User } from '@gatehouse/core';
+import { describe, expect, it } from 'vitest';
+import type { StoreSetup } from './contract.js';
+
+const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
+const id = () => randomUUID();
+const hash = () => createHash('sha256').update(randomBytes(32)).digest('base64url');
+const at = (d: Date, ms: number) => new Date(d.getTime() + ms);
+
+function newUser(now: Date, over: Partial<User> = {}): User {
+  return {
+    id: id(),
+    email: `user-${id()}@example.test`,
+    name: 'Ada Lovelace',
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA',
+    roles: ['user'],
+    emailVerified: false,
+    disabled: false,
+    createdAt: now,
+    passwordChangedAt: now,
+    ...over,
+  };
+}
+
+function newSession(now: Date, over: Partial<Session> = {}): Session {
+  return {
+    id: id(),
+    userId: id(),
+    createdAt: now,
+    expiresAt: at(now, 30 * DAY),
+    idleExpiresAt: at(now, 7 * DAY),
+    lastUsedAt: now,
+    authTime: now,
+    amr: ['pwd'],
+    ip: '192.0.2.7',
+    userAgent: 'contract-test',
+    endedAt: null,
+    endReason: null,
+    ...over,
+  };
+}
+
+/** Contract of the auth ports: uniqueness, rotation and consumption races with exactly one
+ *  winner, the ended-session feed, and expiry under a moved clock. */
+export function authStoreContract(setup: StoreSetup): void {
+  describe('auth stores', () => {
+    describe('users', () => {
+      it('create stores every field and both lookups return it', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now(), { roles: ['user', 'admin'] });
+        expect(await stores.users.create(u)).toEqual(u);
+        expect(await stores.users.findById(u.id)).toEqual(u);
+        expect(await stores.users.findByEmail(u.email)).toEqual(u);
+        expect(await stores.users.findById(id())).toBeNull();
+        expect(await stores.users.findByEmail(`nobody-${id()}@example.test`)).toBeNull();
+      });
+
+      it('create returns null for an email already registered and keeps the first account', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        expect(await stores.users.create(newUser(clock.now(), { email: u.email, name: 'Other' }))).toBeNull();
+        expect((await stores.users.findByEmail(u.email))?.id).toBe(u.id);
+      });
+
+      it('create lets exactly one of many concurrent signups with one email win', async () => {
+        const { stores, clock } = await setup();
+        const email = `race-${id()}@example.test`;
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => stores.users.create(newUser(clock.now(), { email }))),
+        );
+        expect(results.filter((r) => r !== null)).toHaveLength(1);
+      });
+
+      it('setPassword replaces the hash, and with ifHash only when it still matches', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        const later = at(clock.now(), MIN);
+        expect(await stores.users.setPassword(u.id, { passwordHash: 'h2', changedAt: later })).toBe(true);
+        expect(await stores.users.findById(u.id)).toMatchObject({
+          passwordHash: 'h2',
+          passwordChangedAt: later,
+        });
+        expect(
+          await stores.users.setPassword(u.id, { passwordHash: 'h3', changedAt: later, ifHash: 'h1' }),
+        ).toBe(false);
+        expect((await stores.users.findById(u.id))?.passwordHash).toBe('h2');
+        expect(
+          await stores.users.setPassword(u.id, { passwordHash: 'h3', changedAt: later, ifHash: 'h2' }),
+        ).toBe(true);
+        expect((await stores.users.findById(u.id))?.passwordHash).toBe('h3');
+        expect(await stores.users.setPassword(id(), { passwordHash: 'x', changedAt: later })).toBe(false);
+      });
+
+      it('compare-and-set lets exactly one of many concurrent password changes win', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            stores.users.setPassword(u.id, {
+              passwordHash: `n${i}`,
+              changedAt: clock.now(),
+              ifHash: u.passwordHash,
+            }),
+          ),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('setDisabled, setRoles and markEmailVerified change the user and report absence', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        expect(await stores.users.setDisabled(u.id, true)).toBe(true);
+        expect(await stores.users.setRoles(u.id, ['admin'])).toBe(true);
+        expect(await stores.users.markEmailVerified(u.id)).toBe(true);
+        expect(await stores.users.findById(u.id)).toMatchObject({
+          disabled: true,
+          roles: ['admin'],
+          emailVerified: true,
+        });
+        expect(await stores.users.setDisabled(u.id, false)).toBe(true);
+        expect((await stores.users.findById(u.id))?.disabled).toBe(false);
+        expect(await stores.users.setDisabled(id(), true)).toBe(false);
+        expect(await stores.users.setRoles(id(), [])).toBe(false);
+        expect(await stores.users.markEmailVerified(id())).toBe(false);
+      });
+
+      it('delete removes the user and frees the email', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        expect(await stores.users.delete(u.id)).toBe(true);
+        expect(await stores.users.findById(u.id)).toBeNull();
+        expect(await stores.users.findByEmail(u.email)).toBeNull();
+        expect(await stores.users.delete(u.id)).toBe(false);
+        expect(await stores.users.create(newUser(clock.now(), { email: u.email }))).not.toBeNull();
+      });
+    });
+
+    describe('sessions', () => {
+      it('create stores every field; findById and findByToken return the session', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t = hash();
+        expect(
+          await stores.sessions.create(s, { hash: t, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 }),
+        ).toEqual([]);
+        expect(await stores.sessions.findById(s.id)).toEqual(s);
+        expect(await stores.sessions.findByToken(t)).toEqual({ session: s, usedAt: null });
+        expect(await stores.sessions.findByToken(hash())).toBeNull();
+        expect(await stores.sessions.findById(id())).toBeNull();
+      });
+
+      it('a session created without a refresh token has no token to find', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now(), {
+          expiresAt: at(clock.now(), 15 * MIN),
+          idleExpiresAt: at(clock.now(), 15 * MIN),
+        });
+        await stores.sessions.create(s, null, { maxPerUser: 50 });
+        expect(await stores.sessions.findById(s.id)).toEqual(s);
+        expect(await stores.sessions.listForUser(s.userId, clock.now())).toHaveLength(1);
+      });
+
+      it('rotate marks the token used, inserts its successor and moves the idle end', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        clock.advance(MIN);
+        const t2 = hash();
+        const rotated = await stores.sessions.rotate(
+          t1,
+          { hash: t2, idleExpiresAt: at(clock.now(), 7 * DAY) },
+          clock.now(),
+        );
+        expect(rotated).toMatchObject({
+          id: s.id,
+          lastUsedAt: clock.now(),
+          idleExpiresAt: at(clock.now(), 7 * DAY),
+          expiresAt: s.expiresAt,
+          authTime: s.authTime,
+        });
+        expect(await stores.sessions.findByToken(t1)).toMatchObject({ usedAt: clock.now() });
+        expect(await stores.sessions.findByToken(t2)).toMatchObject({ session: { id: s.id }, usedAt: null });
+      });
+
+      it('rotate returns null for an already-rotated token (no grace)', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) });
+        expect(await stores.sessions.rotate(t1, next(), clock.now())).not.toBeNull();
+        expect(await stores.sessions.rotate(t1, next(), clock.now())).toBeNull();
+        expect(await stores.sessions.rotate(hash(), next(), clock.now())).toBeNull();
+      });
+
+      it('rotate lets exactly one of many concurrent callers with one token win', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const nexts = Array.from({ length: 12 }, () => ({
+          hash: hash(),
+          idleExpiresAt: at(clock.now(), 7 * DAY),
+        }));
+        const results = await Promise.all(nexts.map((n) => stores.sessions.rotate(t1, n, clock.now())));
+        expect(results.filter((r) => r !== null)).toHaveLength(1);
+        const winner = nexts[results.findIndex((r) => r !== null)]!;
+        expect(await stores.sessions.findByToken(winner.hash)).toMatchObject({ usedAt: null });
+        for (const n of nexts.filter((x) => x !== winner))
+          expect(await stores.sessions.findByToken(n.hash)).toBeNull();
+      });
+
+      it('within the grace window a just-rotated token rotates again into a sibling, after it not', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) });
+        const a = next();
+        expect(await stores.sessions.rotate(t1, a, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        clock.advance(5000);
+        const b = next();
+        expect(await stores.sessions.rotate(t1, b, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        expect(await stores.sessions.findByToken(a.hash)).toMatchObject({ usedAt: null });
+        expect(await stores.sessions.findByToken(b.hash)).toMatchObject({ usedAt: null });
+        clock.advance(5001);
+        expect(await stores.sessions.rotate(t1, next(), clock.now(), { graceSeconds: 10 })).toBeNull();
+      });
+
+      it('rotate returns null once the session has ended', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        expect(await stores.sessions.revoke(s.id, clock.now(), 'logout')).toBe(true);
+        expect(
+          await stores.sessions.rotate(
+            t1,
+            { hash: hash(), idleExpiresAt: at(clock.now(), DAY) },
+            clock.now(),
+          ),
+        ).toBeNull();
+        expect(await stores.sessions.findById(s.id)).toMatchObject({
+          endedAt: clock.now(),
+          endReason: 'logout',
+        });
+      });
+
+      it('rotate returns null after the absolute end, counted from creation, under a moved clock', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now(), {
+          expiresAt: at(clock.now(), 2 * DAY),
+          idleExpiresAt: at(clock.now(), DAY),
+        });
+        let token = hash();
+        await stores.sessions.create(s, { hash: token, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        // Refreshing every 12 h keeps it from idling out, but never past the absolute end.
+        for (let i = 0; i < 3; i++) {
+          clock.advance(12 * 60 * MIN);
+          const next = hash();
+          const r = await stores.sessions.rotate(
+            token,
+            { hash: next, idleExpiresAt: at(clock.now(), DAY) },
+            clock.now(),
+          );
+          expect(r).not.toBeNull();
+          expect(r!.idleExpiresAt.getTime()).toBeLessThanOrEqual(s.expiresAt.getTime());
+          token = next;
+        }
+        clock.set(s.expiresAt);
+        expect(
+          await stores.sessions.rotate(
+            token,
+            { hash: hash(), idleExpiresAt: at(clock.now(), DAY) },
+            clock.now(),
+          ),
+        ).toBeNull();
+        expect(await stores.sessions.listForUser(s.userId, clock.now())).toEqual([]);
+      });
+
+      it('rotate returns null after the idle end under a moved clock', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t1 = hash();
+        await stores.sessions.create(s, { hash: t1, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        clock.advance(7 * DAY);
+        expect(
+          await stores.sessions.rotate(
+            t1,
+            { hash: hash(), idleExpiresAt: at(clock.now(), DAY) },
+            clock.now(),
+          ),
+        ).toBeNull();
+      });
+
+      it('create ends the oldest live sessions beyond maxPerUser and feeds their ids', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        const ids: string[] = [];
+        const start = await stores.sessions.endedSince(null, clock.now());
+        for (let i = 0; i < 4; i++) {
+          const s = newSession(clock.now(), { userId });
+          ids.push(s.id);
+          const evicted = await stores.sessions.create(
+            s,
+            { hash: hash(), idleExpiresAt: s.idleExpiresAt },
+            { maxPerUser: 3 },
+          );
+          expect(evicted).toEqual(i < 3 ? [] : [ids[0]]);
+          clock.advance(1000);
+        }
+        const live = await stores.sessions.listForUser(userId, clock.now());
+        expect(live.map((s) => s.id)).toEqual([ids[3], ids[2], ids[1]]);
+        expect(await stores.sessions.findById(ids[0]!)).toMatchObject({ endReason: 'evicted' });
+        expect((await stores.sessions.endedSince(start.cursor, clock.now())).sids).toContain(ids[0]);
+      });
+
+      it('revoke ends a session once; revokeAllForUser spares exceptSid and other users', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        const [a, b, c] = [
+          newSession(clock.now(), { userId }),
+          newSession(clock.now(), { userId }),
+          newSession(clock.now(), { userId }),
+        ];
+        const other = newSession(clock.now());
+        for (const s of [a!, b!, c!, other]) await stores.sessions.create(s, null, { maxPerUser: 50 });
+        expect(await stores.sessions.revoke(a!.id, clock.now(), 'revoked')).toBe(true);
+        expect(await stores.sessions.revoke(a!.id, clock.now(), 'revoked')).toBe(false);
+        expect(await stores.sessions.revoke(id(), clock.now(), 'revoked')).toBe(false);
+        const ended = await stores.sessions.revokeAllForUser(userId, clock.now(), {
+          reason: 'password_change',
+          exceptSid: c!.id,
+        });
+        expect(ended).toEqual([b!.id]);
+        expect((await stores.sessions.listForUser(userId, clock.now())).map((s) => s.id)).toEqual([c!.id]);
+        expect(await stores.sessions.listForUser(other.userId, clock.now())).toHaveLength(1);
+        expect(await stores.sessions.findById(b!.id)).toMatchObject({ endReason: 'password_change' });
+      });
+
+      it('revokeAll ends every live session', async () => {
+        const { stores, clock } = await setup();
+        const a = newSession(clock.now());
+        const b = newSession(clock.now());
+        for (const s of [a, b]) await stores.sessions.create(s, null, { maxPerUser: 50 });
+        expect(await stores.sessions.revokeAll(clock.now(), 'key_compromise')).toBeGreaterThanOrEqual(2);
+        expect(await stores.sessions.listForUser(a.userId, clock.now())).toEqual([]);
+        expect(await stores.sessions.listForUser(b.userId, clock.now())).toEqual([]);
+      });
+
+      it('listForUser returns live sessions only, newest first', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        const old = newSession(clock.now(), {
+          userId,
+          expiresAt: at(clock.now(), 10 * MIN),
+          idleExpiresAt: at(clock.now(), 10 * MIN),
+        });
+        await stores.sessions.create(old, null, { maxPerUser: 50 });
+        clock.advance(1000);
+        const mid = newSession(clock.now(), { userId });
+        await stores.sessions.create(mid, null, { maxPerUser: 50 });
+        clock.advance(1000);
+        const young = newSession(clock.now(), { userId });
+        await stores.sessions.create(young, null, { maxPerUser: 50 });
+        expect((await stores.sessions.listForUser(userId, clock.now())).map((s) => s.id)).toEqual([
+          young.id,
+          mid.id,
+          old.id,
+        ]);
+        clock.advance(10 * MIN);
+        expect((await stores.sessions.listForUser(userId, clock.now())).map((s) => s.id)).toEqual([
+          young.id,
+          mid.id,
+        ]);
+      });
+
+      it('endedSince returns every id ended after the cursor, and recent ones without a cursor', async () => {
+        const { stores, clock } = await setup();
+        const before = at(clock.now(), -1000);
+        const s1 = newSession(clock.now());
+        const s2 = newSession(clock.now());
+        for (const s of [s1, s2]) await stores.sessions.create(s, null, { maxPerUser: 50 });
+        const p0 = await stores.sessions.endedSince(null, before);
+        expect(p0.sids).not.toContain(s1.id);
+        await stores.sessions.revoke(s1.id, clock.now(), 'logout');
+        const p1 = await stores.sessions.endedSince(p0.cursor, before);
+        expect(p1.sids).toContain(s1.id);
+        await stores.sessions.revokeAllForUser(s2.userId, clock.now(), { reason: 'password_reset' });
+        const p2 = await stores.sessions.endedSince(p1.cursor, before);
+        // An overlap with the previous page is allowed (the caller treats the feed as a set).
+        expect(p2.sids).toContain(s2.id);
+        const fresh = await stores.sessions.endedSince(null, before);
+        expect(fresh.sids).toEqual(expect.arrayContaining([s1.id, s2.id]));
+        expect((await stores.sessions.endedSince(null, at(clock.now(), 1000))).sids).not.toContain(s1.id);
+      });
+    });
+
+    describe('reset codes', () => {
+      const code = (userId: string, now: Date) => ({
+        hash: hash(),
+        userId,
+        createdAt: now,
+        expiresAt: at(now, 30 * MIN),
+      });
+
+      it('find returns a live code without using it; consume uses it once', async () => {
+        const { stores, clock } = await setup();
+        const c = code(id(), clock.now());
+        await stores.resetCodes.create(c);
+        expect(await stores.resetCodes.find(c.hash, clock.now())).toEqual(c);
+        expect(await stores.resetCodes.find(c.hash, clock.now())).toEqual(c);
+        expect(await stores.resetCodes.consume(c.hash, clock.now())).toEqual(c);
+        expect(await stores.resetCodes.consume(c.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.find(c.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.consume(hash(), clock.now())).toBeNull();
+      });
+
+      it('consume hands a code to exactly one of many concurrent callers', async () => {
+        const { stores, clock } = await setup();
+        const c = code(id(), clock.now());
+        await stores.resetCodes.create(c);
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => stores.resetCodes.consume(c.hash, clock.now())),
+        );
+        expect(results.filter((r) => r !== null)).toHaveLength(1);
+      });
+
+      it('a newer code voids the older codes of the same user only', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        const older = code(userId, clock.now());
+        const otherUsers = code(id(), clock.now());
+        await stores.resetCodes.create(older);
+        await stores.resetCodes.create(otherUsers);
+        const newer = code(userId, clock.now());
+        await stores.resetCodes.create(newer);
+        expect(await stores.resetCodes.consume(older.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.consume(newer.hash, clock.now())).not.toBeNull();
+        expect(await stores.resetCodes.consume(otherUsers.hash, clock.now())).not.toBeNull();
+      });
+
+      it('a code expires after 30 minutes under a moved clock', async () => {
+        const { stores, clock } = await setup();
+        const c = code(id(), clock.now());
+        await stores.resetCodes.create(c);
+        clock.advance(30 * MIN - 1);
+        expect(await stores.resetCodes.find(c.hash, clock.now())).not.toBeNull();
+        clock.advance(1);
+        expect(await stores.resetCodes.find(c.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.consume(c.hash, clock.now())).toBeNull();
+      });
+    });
+
+    describe('limiter', () => {
+      it('consume counts points in a window that restarts once it ends under a moved clock', async () => {
+        const { stores, clock } = await setup();
+        const key = `login:email:${id()}`;
+        const first = await stores.limiter.consume(key, 1, 15 * MIN, clock.now());
+        expect(first).toEqual({ points: 1, resetAt: at(clock.now(), 15 * MIN) });
+        clock.advance(MIN);
+        expect((await stores.limiter.consume(key, 2, 15 * MIN, clock.now())).points).toBe(3);
+        expect(await stores.limiter.get(key, clock.now())).toEqual({ points: 3, resetAt: first.resetAt });
+        clock.set(first.resetAt);
+        expect(await stores.limiter.get(key, clock.now())).toBeNull();
+        const again = await stores.limiter.consume(key, 1, 15 * MIN, clock.now());
+        expect(again).toEqual({ points: 1, resetAt: at(clock.now(), 15 * MIN) });
+      });
+
+      it('concurrent consumes never lose an increment', async () => {
+        const { stores, clock } = await setup();
+        const key = `login:ip:${id()}`;
+        await Promise.all(Array.from({ length: 25 }, () => stores.limiter.consume(key, 1, MIN, clock.now())));
+        expect((await stores.limiter.get(key, clock.now()))?.points).toBe(25);
+      });
+
+      it('delete clears a key; get of an unknown key is null', async () => {
+        const { stores, clock } = await setup();
+        const key = `forgot:email:${id()}`;
+        await stores.limiter.consume(key, 1, MIN, clock.now());
+        await stores.limiter.delete(key);
+        expect(await stores.limiter.get(key, clock.now())).toBeNull();
+        await stores.limiter.delete(`absent:${id()}`);
+      });
+    });
+  });
+}

@@ -1,0 +1,396 @@
+import { randomUUID } from 'node:crypto';
+import type { InboxAttachment, InboxMessage, InboxThread, MailEvent, Stores } from '@gatehouse/core';
+import { describe, expect, it } from 'vitest';
+import type { StoreSetup } from './contract.js';
+
+const id = () => randomUUID();
+const MIN = 60_000;
+
+async function account(stores: Stores, now: Date, owner = id()) {
+  const a = await stores.inboxAccounts.create(
+    { id: id(), address: `${id()}@inbox.test`, name: 'Support', createdAt: now },
+    owner,
+  );
+  return { account: a!, owner };
+}
+
+async function thread(stores: Stores, accountId: string, at: Date, over: Partial<InboxThread> = {}) {
+  const t: InboxThread = {
+    id: id(),
+    accountId,
+    subject: 'Hello',
+    subjectKey: 'hello',
+    createdAt: at,
+    lastMessageAt: at,
+    messageCount: 0,
+    ...over,
+  };
+  await stores.inboxThreads.create(t);
+  return t;
+}
+
+function message(
+  accountId: string,
+  threadId: string,
+  at: Date,
+  over: Partial<InboxMessage> = {},
+): InboxMessage {
+  return {
+    id: id(),
+    accountId,
+    threadId,
+    direction: 'outbound',
+    providerMessageId: id(),
+    messageId: null,
+    inReplyTo: [],
+    references: [],
+    from: 'support@inbox.test',
+    fromAddress: 'support@inbox.test',
+    replyTo: null,
+    to: ['ann@customer.test'],
+    cc: [],
+    recipients: ['ann@customer.test'],
+    subject: 'Hello',
+    subjectKey: 'hello',
+    text: 'hi',
+    html: null,
+    status: 'queued',
+    openedAt: null,
+    openCount: 0,
+    clickedAt: null,
+    clickCount: 0,
+    threadKeys: [],
+    createdAt: at,
+    processedAt: null,
+    ...over,
+  };
+}
+
+function mailEvent(providerMessageId: string, at: Date, over: Partial<MailEvent> = {}): MailEvent {
+  return {
+    id: id(),
+    type: 'email.delivered',
+    kind: 'status',
+    status: 'delivered',
+    providerMessageId,
+    occurredAt: at,
+    recordedAt: at,
+    detail: null,
+    appliedAt: null,
+    ...over,
+  };
+}
+
+/** Storage-port contract of the inbox area (CONTRACT.md 4.3 to 4.5). */
+export function inboxStoreContract(setup: StoreSetup): void {
+  describe('inbox accounts', () => {
+    it('create makes the caller owner and refuses a taken address, also under a race', async () => {
+      const { stores, clock } = await setup();
+      const now = clock.now();
+      const address = `${id()}@inbox.test`;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          stores.inboxAccounts.create({ id: id(), address, name: 'A', createdAt: now }, id()),
+        ),
+      );
+      const winners = results.filter((r) => r !== null);
+      expect(winners).toHaveLength(1);
+      const found = await stores.inboxAccounts.findByAddress(address);
+      expect(found).toEqual(winners[0]);
+      expect(await stores.inboxAccounts.findById(found!.id)).toEqual(found);
+      expect(await stores.inboxAccounts.findByAddress(`nobody-${address}`)).toBeNull();
+      expect(await stores.inboxAccounts.findById(id())).toBeNull();
+    });
+
+    it('lists a user’s accounts with their role, and memberships with roles', async () => {
+      const { stores, clock } = await setup();
+      const { account: a, owner } = await account(stores, clock.now());
+      clock.advance(1000);
+      const { account: b } = await account(stores, clock.now());
+      expect(await stores.inboxAccounts.roleOf(a.id, owner)).toBe('owner');
+      const added = await stores.inboxAccounts.setMember(b.id, owner, 'member', clock.now());
+      expect(added).toMatchObject({
+        created: true,
+        membership: { accountId: b.id, userId: owner, role: 'member' },
+      });
+      expect(await stores.inboxAccounts.listForUser(owner)).toEqual([
+        { account: a, role: 'owner' },
+        { account: b, role: 'member' },
+      ]);
+      expect(await stores.inboxAccounts.roleOf(b.id, id())).toBeNull();
+      expect((await stores.inboxAccounts.listMembers(b.id)).map((m) => m.role).sort()).toEqual([
+        'member',
+        'owner',
+      ]);
+      expect(await stores.inboxAccounts.listForUser(id())).toEqual([]);
+    });
+
+    it('setMember changes roles but never demotes the only owner', async () => {
+      const { stores, clock } = await setup();
+      const { account: a, owner } = await account(stores, clock.now());
+      expect(await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now())).toBe('last_owner');
+      expect(await stores.inboxAccounts.roleOf(a.id, owner)).toBe('owner');
+      const other = id();
+      await stores.inboxAccounts.setMember(a.id, other, 'owner', clock.now());
+      const changed = await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now());
+      expect(changed).toMatchObject({ created: false, membership: { role: 'member' } });
+      expect(await stores.inboxAccounts.setMember(a.id, other, 'member', clock.now())).toBe('last_owner');
+    });
+  });
+
+  describe('inbox threads', () => {
+    it('lists non-empty threads newest first, paged strictly after a cursor', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const made: InboxThread[] = [];
+      for (let i = 0; i < 5; i++) {
+        const t = await thread(stores, a.id, clock.now(), { subject: `T${i}` });
+        await stores.inboxThreads.touch(t.id, clock.now());
+        made.push(t);
+        clock.advance(1000);
+      }
+      // Two threads with the same time: ordered by id, descending.
+      const tieAt = clock.now();
+      const ties = [await thread(stores, a.id, tieAt), await thread(stores, a.id, tieAt)];
+      for (const t of ties) await stores.inboxThreads.touch(t.id, tieAt);
+      await thread(stores, a.id, clock.now(), { subject: 'empty' });
+
+      const all = await stores.inboxThreads.listByAccount(a.id, { limit: 100 });
+      const tieOrder = ties
+        .map((t) => t.id)
+        .sort()
+        .reverse();
+      expect(all.map((t) => t.id)).toEqual([...tieOrder, ...made.map((t) => t.id).reverse()]);
+
+      const page1 = await stores.inboxThreads.listByAccount(a.id, { limit: 3 });
+      const last = page1.at(-1)!;
+      const page2 = await stores.inboxThreads.listByAccount(a.id, {
+        after: { lastMessageAt: last.lastMessageAt, id: last.id },
+        limit: 10,
+      });
+      expect([...page1, ...page2].map((t) => t.id)).toEqual(all.map((t) => t.id));
+    });
+
+    it('touch counts messages and keeps the latest time; deleteIfEmpty spares threads with messages', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const later = new Date(clock.now().getTime() + MIN);
+      await Promise.all([
+        stores.inboxThreads.touch(t.id, later),
+        stores.inboxThreads.touch(t.id, clock.now()),
+        stores.inboxThreads.touch(t.id, clock.now()),
+      ]);
+      expect(await stores.inboxThreads.findById(t.id)).toMatchObject({
+        messageCount: 3,
+        lastMessageAt: later,
+      });
+      await stores.inboxThreads.deleteIfEmpty(t.id);
+      expect(await stores.inboxThreads.findById(t.id)).not.toBeNull();
+      const empty = await thread(stores, a.id, clock.now());
+      await stores.inboxThreads.deleteIfEmpty(empty.id);
+      expect(await stores.inboxThreads.findById(empty.id)).toBeNull();
+    });
+  });
+
+  describe('inbox messages', () => {
+    it('provider_message_id is unique per account: of racing inserts exactly one is created', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const { account: b } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const providerMessageId = id();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          stores.inboxMessages.insert(message(a.id, t.id, clock.now(), { providerMessageId })),
+        ),
+      );
+      const created = results.filter((r) => r.created);
+      expect(created).toHaveLength(1);
+      for (const r of results) expect(r.message.id).toBe(created[0]!.message.id);
+      expect(await stores.inboxMessages.findByProviderId(a.id, providerMessageId)).toEqual(
+        created[0]!.message,
+      );
+
+      const tb = await thread(stores, b.id, clock.now());
+      const other = await stores.inboxMessages.insert(
+        message(b.id, tb.id, clock.now(), { providerMessageId }),
+      );
+      expect(other.created).toBe(true);
+      expect((await stores.inboxMessages.listOutboundByProviderId(providerMessageId)).length).toBe(2);
+      expect(await stores.inboxMessages.findByProviderId(a.id, id())).toBeNull();
+    });
+
+    it('round-trips every field and lists a thread oldest first', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const first = message(a.id, t.id, clock.now(), {
+        direction: 'inbound',
+        status: 'received',
+        messageId: 'm1@x.test',
+        inReplyTo: ['a@x'],
+        references: ['a@x', 'b@y'],
+        replyTo: 'r@x.test',
+        cc: ['Cc <cc@x.test>'],
+        html: '<p>hi</p>',
+        threadKeys: ['m1@x.test'],
+        processedAt: clock.now(),
+      });
+      clock.advance(1000);
+      const second = message(a.id, t.id, clock.now());
+      await stores.inboxMessages.insert(second);
+      await stores.inboxMessages.insert(first);
+      expect(await stores.inboxMessages.findById(first.id)).toEqual(first);
+      expect((await stores.inboxMessages.listByThread(t.id)).map((m) => m.id)).toEqual([first.id, second.id]);
+      expect(await stores.inboxMessages.findById(id())).toBeNull();
+      await stores.inboxMessages.markProcessed(second.id, clock.now());
+      expect((await stores.inboxMessages.findById(second.id))?.processedAt).toEqual(clock.now());
+    });
+
+    it('finds the newest outbound message of the account by thread keys', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const { account: b } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const old = message(a.id, t.id, clock.now(), { threadKeys: ['k1', 'shared'] });
+      clock.advance(1000);
+      const newer = message(a.id, t.id, clock.now(), { threadKeys: ['k2', 'shared'] });
+      const inbound = message(a.id, t.id, clock.now(), { direction: 'inbound', threadKeys: ['k3'] });
+      const elsewhere = message(b.id, t.id, clock.now(), { threadKeys: ['k4'] });
+      for (const m of [old, newer, inbound, elsewhere]) await stores.inboxMessages.insert(m);
+      expect((await stores.inboxMessages.findOutboundByThreadKeys(a.id, ['x', 'k1']))?.id).toBe(old.id);
+      expect((await stores.inboxMessages.findOutboundByThreadKeys(a.id, ['shared']))?.id).toBe(newer.id);
+      expect(await stores.inboxMessages.findOutboundByThreadKeys(a.id, ['k3'])).toBeNull();
+      expect(await stores.inboxMessages.findOutboundByThreadKeys(a.id, ['k4'])).toBeNull();
+      expect(await stores.inboxMessages.findOutboundByThreadKeys(a.id, [])).toBeNull();
+    });
+
+    it('finds the newest message by subject within the window, optionally outbound to a recipient', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t1 = await thread(stores, a.id, clock.now());
+      const t2 = await thread(stores, a.id, clock.now());
+      const start = clock.now();
+      const toAnn = message(a.id, t1.id, clock.now(), { subjectKey: 'invoice', recipients: ['ann@x.test'] });
+      clock.advance(MIN);
+      const toBob = message(a.id, t2.id, clock.now(), { subjectKey: 'invoice', recipients: ['bob@x.test'] });
+      for (const m of [toAnn, toBob]) await stores.inboxMessages.insert(m);
+      const find = stores.inboxMessages.findLatestBySubject.bind(stores.inboxMessages);
+      expect((await find(a.id, 'invoice', start))?.id).toBe(toBob.id);
+      expect((await find(a.id, 'invoice', start, { outboundTo: 'ann@x.test' }))?.id).toBe(toAnn.id);
+      expect(
+        await find(a.id, 'invoice', new Date(start.getTime() + 1), { outboundTo: 'ann@x.test' }),
+      ).toBeNull();
+      expect(await find(a.id, 'other', start)).toBeNull();
+    });
+
+    it('applyDelivery moves status forward only and counts engagement atomically', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const m = message(a.id, t.id, clock.now());
+      await stores.inboxMessages.insert(m);
+      const at = clock.now();
+      const apply = (u: Parameters<Stores['inboxMessages']['applyDelivery']>[1]) =>
+        stores.inboxMessages.applyDelivery(m.id, u);
+      expect((await apply({ kind: 'status', status: 'delivered', at }))?.status).toBe('delivered');
+      expect((await apply({ kind: 'status', status: 'sent', at }))?.status).toBe('delivered');
+      expect((await apply({ kind: 'status', status: 'delayed', at }))?.status).toBe('delivered');
+      expect((await apply({ kind: 'status', status: 'complained', at }))?.status).toBe('complained');
+      expect((await apply({ kind: 'status', status: 'bounced', at }))?.status).toBe('complained');
+      const early = new Date(at.getTime() - MIN);
+      await Promise.all([
+        ...Array.from({ length: 5 }, () => apply({ kind: 'opened', at })),
+        apply({ kind: 'opened', at: early }),
+        ...Array.from({ length: 3 }, () => apply({ kind: 'clicked', at })),
+      ]);
+      expect(await stores.inboxMessages.findById(m.id)).toMatchObject({
+        status: 'complained',
+        openCount: 6,
+        openedAt: early,
+        clickCount: 3,
+        clickedAt: at,
+      });
+      expect(await stores.inboxMessages.applyDelivery(id(), { kind: 'opened', at })).toBeNull();
+    });
+  });
+
+  describe('inbox attachments', () => {
+    it('stores one row per (message, source), also when inserts race', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const messageId = id();
+      const row = (sourceKey: string): InboxAttachment => ({
+        id: id(),
+        accountId: a.id,
+        messageId,
+        sourceKey,
+        filename: 'a.txt',
+        contentType: 'text/plain',
+        size: 1,
+        contentId: null,
+        inline: false,
+        fileKey: id(),
+        createdAt: clock.now(),
+      });
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => stores.inboxAttachments.insert(row('p:1'))),
+      );
+      expect(new Set(results.map((r) => r.id)).size).toBe(1);
+      await stores.inboxAttachments.insert(row('p:2'));
+      expect(await stores.inboxAttachments.findBySource(messageId, 'p:1')).toEqual(results[0]);
+      expect(await stores.inboxAttachments.findById(results[0]!.id)).toEqual(results[0]);
+      expect(
+        (await stores.inboxAttachments.listByMessages([messageId, id()])).map((x) => x.sourceKey).sort(),
+      ).toEqual(['p:1', 'p:2']);
+      expect(await stores.inboxAttachments.findBySource(messageId, 'p:3')).toBeNull();
+    });
+  });
+
+  describe('mail events', () => {
+    it('records each event id once, lists pending oldest first, and applies exactly once', async () => {
+      const { stores, clock } = await setup();
+      const pid = id();
+      const later = mailEvent(pid, clock.now());
+      const earlier = mailEvent(pid, new Date(clock.now().getTime() - MIN), { kind: 'opened', status: null });
+      expect((await stores.mailEvents.record(later)).created).toBe(true);
+      const again = await stores.mailEvents.record({ ...later, type: 'email.bounced' });
+      expect(again).toEqual({ event: later, created: false });
+      await stores.mailEvents.record(earlier);
+      await stores.mailEvents.record(mailEvent(pid, clock.now(), { appliedAt: clock.now() }));
+      expect((await stores.mailEvents.listPending(pid)).map((e) => e.id)).toEqual([earlier.id, later.id]);
+
+      const marks = await Promise.all(
+        Array.from({ length: 5 }, () => stores.mailEvents.markApplied(later.id, clock.now())),
+      );
+      expect(marks.filter(Boolean)).toHaveLength(1);
+      expect((await stores.mailEvents.findById(later.id))?.appliedAt).toEqual(clock.now());
+      expect((await stores.mailEvents.listPending(pid)).map((e) => e.id)).toEqual([earlier.id]);
+      expect(await stores.mailEvents.markApplied(id(), clock.now())).toBe(false);
+      expect(await stores.mailEvents.findById(id())).toBeNull();
+    });
+  });
+
+  describe('inbox notifications', () => {
+    it('claims a key once, frees it on release, never after complete, again after the lease', async () => {
+      const { stores, clock } = await setup();
+      const key = `${id()}:${id()}`;
+      const lease = () => new Date(clock.now().getTime() + 5 * MIN);
+      const claims = await Promise.all(
+        Array.from({ length: 5 }, () => stores.inboxNotifications.claim(key, clock.now(), lease())),
+      );
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      await stores.inboxNotifications.release(key);
+      expect(await stores.inboxNotifications.claim(key, clock.now(), lease())).toBe(true);
+      clock.advance(4 * MIN);
+      expect(await stores.inboxNotifications.claim(key, clock.now(), lease())).toBe(false);
+      clock.advance(2 * MIN);
+      expect(await stores.inboxNotifications.claim(key, clock.now(), lease())).toBe(true);
+      await stores.inboxNotifications.complete(key, clock.now());
+      await stores.inboxNotifications.release(key);
+      clock.advance(60 * MIN);
+      expect(await stores.inboxNotifications.claim(key, clock.now(), lease())).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,24 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.url));
+
+// Tests run against sources, so a change is tested without a build step.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@gatehouse\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
+      { find: /^@gatehouse\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
+      { find: /^@gatehouse\/core$/, replacement: src('core/src/index.ts') },
+      { find: /^@gatehouse\/(express|fastify|postgres|testkit)$/, replacement: src('$1/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // The closing `N passed, N failed, N skipped` line CI reads.
+    reporters: ['default', './scripts/summary-reporter.ts'],
+  },
+});
