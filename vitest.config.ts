@@ -7,6 +7,7 @@ const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@gatehouse\/testkit\/browser$/, replacement: src('testkit/src/browser.ts') },
       { find: /^@gatehouse\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
       { find: /^@gatehouse\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
       { find: /^@gatehouse\/core$/, replacement: src('core/src/index.ts') },

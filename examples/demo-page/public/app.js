@@ -16,6 +16,7 @@ const ctx = { api, session, h, problemText, status, refreshAccount: () => showAc
 
 function show(state) {
   for (const el of document.querySelectorAll('[data-when]')) el.hidden = el.dataset.when !== state;
+  document.body.dataset.view = state;
 }
 
 function formJson(form) {
@@ -109,3 +110,5 @@ $('logout').addEventListener('click', async () => {
 // A reload keeps the session when this tab holds a refresh token.
 show('signed-out');
 if (await refresh()) await showAccount();
+// Scripts and tests wait for this before they touch the page.
+document.body.dataset.ready = 'true';

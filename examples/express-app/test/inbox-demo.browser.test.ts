@@ -1,36 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MailCatcher } from '@gatehouse/testkit';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import {
+  type Chromium,
+  chromiumSkipReason,
+  freePort,
+  hasChromium,
+  launchChromium,
+} from '@gatehouse/testkit/browser';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.js';
 
 // The demo page's inbox part in Debian's Chromium: mail HTML must stay inside a script-less
 // sandboxed iframe, replies go out, attachments download.
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const reason = hasChromium
-  ? ''
-  : ` (skipped: ${CHROMIUM} not found; install it with apt-get install chromium)`;
 const PASSWORD = 'Juniper-Signal-Compass-3390';
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-describe.skipIf(!hasChromium)(`demo page inbox in Chromium${reason}`, () => {
+describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`, () => {
   let app: RunningApp;
   let origin: string;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Chromium;
   let page: Page;
   let mail: MailCatcher;
 
@@ -46,26 +35,14 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${reason}`, () => {
       LOG_LEVEL: 'error',
       SMTP_URL: mail.url,
     });
-    profile = mkdtempSync(join(tmpdir(), 'gatehouse-inbox-demo-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      acceptDownloads: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
-    page = await context.newPage();
+    browser = await launchChromium({ acceptDownloads: true });
+    page = await browser.newPage();
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await app?.close();
     await mail?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('shows mail HTML only in a sandboxed frame where its scripts never run, and replies', async () => {
@@ -74,6 +51,7 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${reason}`, () => {
     const email = `inbox-demo-${randomUUID()}@example.test`;
     const address = `desk-${randomUUID()}@acme.test`;
     await page.goto(`${origin}/`);
+    await page.locator('body[data-ready]').waitFor({ state: 'attached' });
     await page.evaluate(
       async ({ email, password }) => {
         await fetch('/auth/signup', {

@@ -1,39 +1,28 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MailCatcher } from '@gatehouse/testkit';
+import {
+  type Chromium,
+  chromiumSkipReason,
+  freePort,
+  hasChromium,
+  launchChromium,
+} from '@gatehouse/testkit/browser';
 import * as OTPAuth from 'otpauth';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.js';
 
 // The demo page's MFA part driven by a person's browser: Debian's Chromium with a CDP
 // virtual authenticator, against the Express example on http://localhost:<port>.
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const reason = hasChromium
-  ? ''
-  : ` (skipped: ${CHROMIUM} not found; install it with apt-get install chromium)`;
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 
 /** Argon2 on a busy 2-core machine is slow: generous waits, still bounded. */
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 30_000 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-describe.skipIf(!hasChromium)(`demo page MFA in Chromium${reason}`, { timeout: 120_000 }, () => {
+describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, { timeout: 120_000 }, () => {
   let app: RunningApp;
   let origin: string;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Chromium;
   let page: Page;
   let mail: MailCatcher;
 
@@ -49,59 +38,33 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${reason}`, { timeout: 1
       LOG_LEVEL: 'error',
       SMTP_URL: mail.url,
     });
-    profile = mkdtempSync(join(tmpdir(), 'gatehouse-demo-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context.setDefaultTimeout(60_000);
-    page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-      },
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await app?.close();
     await mail?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  /** Opens the demo page and waits until app.js has decided what to show. */
+  async function open(at: string) {
+    await page.goto(`${at}/`);
+    await page.locator('body[data-ready]').waitFor({ state: 'attached' });
+  }
+
+  // Each test gets a new tab, so it starts signed out (app.js keeps the refresh token in
+  // sessionStorage, which is per tab), and its own virtual authenticator.
+  beforeEach(async () => {
+    page = await browser.newPage({ authenticator: true });
+    await open(origin);
+    return () => page.close();
   });
 
   const status = () => page.locator('#status');
 
-  // Each test starts signed out (app.js keeps a refresh token in sessionStorage).
-  beforeEach(async () => {
-    await page.goto(`${origin}/`);
-    await page.evaluate('sessionStorage.clear()');
-    await page.goto(`${origin}/`);
-  });
-
   async function logIn(email: string) {
     const form = page.locator('#login-form');
-    // Seen once in CI under heavy load: the page came up without its signed-out view. A
-    // fresh load then shows it; the flake is noted for a later look.
-    if (!(await form.isVisible())) {
-      await page.goto(`${origin}/`);
-      await form.waitFor({ state: 'visible', timeout: 30_000 });
-    }
     await form.locator('input[name=email]').fill(email);
     await form.locator('input[name=password]').fill(PASSWORD);
     await form.locator('button[type=submit]').click();
@@ -128,7 +91,6 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${reason}`, { timeout: 1
     await page.locator('#mfa input[name=code]').fill(code);
     await page.locator('#mfa').getByRole('button', { name: 'Turn on' }).click();
     await poll(() => page.locator('#mfa .recovery-codes li').count()).toBe(10);
-    await page.screenshot({ path: join(profile, 'recovery.png') });
     await page.getByRole('button', { name: 'I saved them' }).click();
     await poll(() => page.locator('#me').textContent()).toContain('totp');
 
@@ -202,7 +164,7 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${reason}`, { timeout: 1
       MFA_REQUIRED: 'on',
     });
     try {
-      await page.goto(`${required}/`);
+      await open(required);
       const email = `demo-req-${Date.now()}@example.test`;
       const signup = page.locator('#signup-form');
       await signup.locator('input[name=name]').fill('Required Person');

@@ -1,22 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createGatehouse, type Gatehouse } from '@gatehouse/core';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Chromium, chromiumSkipReason, hasChromium, launchChromium } from '@gatehouse/testkit/browser';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 // A real browser (Debian's Chromium) with a CDP virtual authenticator does the WebAuthn
 // ceremonies against Gatehouse on a real HTTP server at http://localhost:<port>.
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const reason = hasChromium
-  ? ''
-  : ` (skipped: ${CHROMIUM} not found; install it with apt-get install chromium)`;
-if (!hasChromium) console.warn(`passkey browser test skipped: ${CHROMIUM} not found`);
 
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 const require = createRequire(import.meta.url);
@@ -67,55 +60,28 @@ async function serve(): Promise<{ server: Server; origin: string; gh: Gatehouse 
 }
 
 describe.skipIf(!hasChromium)(
-  `passkeys in Chromium with a virtual authenticator${reason}`,
+  `passkeys in Chromium with a virtual authenticator${chromiumSkipReason}`,
   { timeout: 120_000 },
   () => {
     let server: Server;
     let origin: string;
-    let context: BrowserContext;
-    let profile: string;
+    let browser: Chromium;
     let page: Page;
 
     beforeAll(async () => {
       ({ server, origin } = await serve());
-      profile = mkdtempSync(join(tmpdir(), 'gatehouse-chromium-'));
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
-      context.setDefaultTimeout(60_000);
+      browser = await launchChromium();
     });
 
     afterAll(async () => {
-      await context?.close();
+      await browser?.close();
       await new Promise((resolve) => server?.close(resolve));
-      if (profile) rmSync(profile, { recursive: true, force: true });
     });
 
     // One page and one fresh virtual authenticator per test.
     beforeEach(async () => {
-      page = await context.newPage();
+      page = await browser.newPage({ authenticator: true });
       await page.goto(`${origin}/`);
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-        },
-      });
       return async () => {
         await page.close();
       };
