@@ -7,6 +7,7 @@ import {
   type Stores,
 } from '@gatehouse/core';
 import { consoleMailer, smtpMailer } from '@gatehouse/core/mailers';
+import { readSigningKeys } from './keys.js';
 import { jsonLogger, logLevel } from './logger.js';
 
 export type Env = Record<string, string | undefined>;
@@ -45,22 +46,41 @@ function originOf(raw: string): URL {
   throw new ConfigError(`ORIGIN must be a bare origin like https://app.example, got ${JSON.stringify(raw)}`);
 }
 
+/** Where an ephemeral signing key hurts: production, state that outlives the process (a
+ *  database, shared by other instances), or a browser origin that is not this machine. */
+function productionLike(env: Env, origin: URL): boolean {
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(origin.hostname);
+  return env.NODE_ENV === 'production' || Boolean(env.DATABASE_URL) || !local;
+}
+
 /** Postgres stores, loaded only when DATABASE_URL is set: the in-memory path never imports
- *  `pg` or `@gatehouse/postgres`. Applies pending migrations first. */
-async function postgres(url: string, logger: Logger): Promise<{ stores: Stores; close(): Promise<void> }> {
+ *  `pg` or `@gatehouse/postgres`. Applies pending migrations to `schema` first. */
+async function postgres(
+  url: string,
+  schema: string | undefined,
+  logger: Logger,
+): Promise<{ stores: Stores; close(): Promise<void> }> {
   const [{ default: pg }, { migrate, postgresStores }] = await Promise.all([
     import('pg'),
     import('@gatehouse/postgres'),
   ]);
   const pool = new pg.Pool({ connectionString: url });
-  await migrate(pool, { logger });
-  return { stores: postgresStores({ pool, logger }), close: () => pool.end() };
+  try {
+    await migrate(pool, { logger, schema });
+  } catch (err) {
+    await pool.end();
+    // A bad DATABASE_SCHEMA lands here: name the variables, not only the library option.
+    throw err instanceof ConfigError ? new ConfigError(`DATABASE_URL/DATABASE_SCHEMA: ${err.message}`) : err;
+  }
+  return { stores: postgresStores({ pool, logger, schema }), close: () => pool.end() };
 }
 
 /** Reads the example apps' configuration: `PORT` (3000), `HOST` (127.0.0.1), `ORIGIN`
- *  (http://localhost:$PORT), `DATABASE_URL` (absent: in memory), `SMTP_URL` (absent: mails
- *  printed to the console), `WEBHOOK_SECRET`, `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`,
- *  `FILES_DIR` (absent: in memory), `WORKERS` (1), `SIGNUP` (`off` switches the route off), `LOG_LEVEL` (info),
+ *  (http://localhost:$PORT), `DATABASE_URL` (absent: in memory) with `DATABASE_SCHEMA` (gatehouse),
+ *  `JWT_PRIVATE_KEYS` or `JWT_PRIVATE_KEYS_FILE` (a JWK or JWK set, see keys.ts; absent: ephemeral),
+ *  `SMTP_URL` (absent: mails printed to the console), `WEBHOOK_SECRET`,
+ *  `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`, `FILES_DIR` (absent: in memory), `WORKERS` (1),
+ *  `SIGNUP` (`off` switches the route off), `LOG_LEVEL` (info),
  *  `MFA_ENCRYPTION_KEY` (32 bytes, base64: seals TOTP seeds; absent: ephemeral), `MFA_REQUIRED` (`on`). */
 export async function readConfig(env: Env = process.env): Promise<AppConfig> {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -68,14 +88,25 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
   const origin = originOf(env.ORIGIN || `http://localhost:${port}`);
   const workers = integer(env, 'WORKERS', 1, 0, 64);
   const logger = jsonLogger(logLevel(env.LOG_LEVEL));
+  // Before anything that opens connections, so a bad key leaves nothing to close.
+  const keys = await readSigningKeys(env);
+  if (!keys && productionLike(env, origin)) {
+    logger.warn(
+      { event: 'config_warning', reason: 'no_signing_keys' },
+      'JWT_PRIVATE_KEYS is not set: this process signs with its own ephemeral key, so other instances refuse its access tokens and a restart invalidates them',
+    );
+  }
   const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
   const smtp = env.SMTP_URL ? smtpMailer({ url: env.SMTP_URL, from }) : undefined;
   const mailer = smtp ?? consoleMailer();
-  const db = env.DATABASE_URL ? await postgres(env.DATABASE_URL, logger) : undefined;
+  const db = env.DATABASE_URL
+    ? await postgres(env.DATABASE_URL, env.DATABASE_SCHEMA || undefined, logger)
+    : undefined;
 
   const gatehouse: GatehouseOptions = {
     issuer: origin.origin,
     audience: 'gatehouse-demo',
+    keys,
     stores: db?.stores,
     mailer,
     logger,

@@ -12,5 +12,5 @@ export type { GatehouseOptions } from './options.js';
 export type { Outbox } from './outbox/index.js';
 export * from './outbox/types.js';
 export * from './ports/index.js';
-export type { Algorithm, KeyInput } from './tokens/keyring.js';
+export { type Algorithm, createKeyring, type KeyInput, type Keyring } from './tokens/keyring.js';
 export * from './webhook/public.js';

@@ -113,11 +113,14 @@ export function createKeyring(opts: {
     if (!loaded[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
     return { alg, signer: loaded[0]!, byKid: new Map(loaded.map((k) => [k.kid, k])) };
   })();
-  // Surface a ConfigError on first use, never as an unhandled rejection at start-up.
+  // Surface a ConfigError on first use, never as an unhandled rejection at start-up
+  // (that includes `alg`, a promise of its own that nobody may ever await).
   ready.catch(() => {});
+  const alg = ready.then((r) => r.alg);
+  alg.catch(() => {});
 
   return {
-    alg: ready.then((r) => r.alg),
+    alg,
     async sign(payload, typ, expiresIn) {
       const { signer } = await ready;
       const now = Math.floor(opts.clock.now().getTime() / 1000);
