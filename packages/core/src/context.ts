@@ -76,8 +76,10 @@ export interface MfaGate {
     userId: string,
     opts: { refresh: boolean; ip: string; methods: MfaMethod[] },
   ): Promise<MfaRequiredAnswer>;
-  /** Kills every pending login of the user (password reset or change). */
-  voidPending(userId: string): Promise<void>;
+  /** Kills every pending login of the user (password reset or change). Pass the stores of
+   *  the caller's transaction so the kill commits with the change (and uses its connection:
+   *  a one-connection pool would otherwise wait on itself); default the context's stores. */
+  voidPending(userId: string, stores?: Stores): Promise<void>;
   /** `mfa.required`: a user without a method must enrol one before any session, so the login
    *  calls `begin` (with `methods: []`) for them too. */
   required?: boolean;

@@ -17,6 +17,9 @@ export class MailCatcher {
   private constructor(
     private readonly server: SMTPServer,
     readonly url: string,
+    /** Server and connection errors (e.g. a client resetting mid-mail), oldest first. Recorded,
+     *  never thrown: without a listener an 'error' event would crash the test process. */
+    readonly errors: Error[],
   ) {}
 
   static async start(): Promise<MailCatcher> {
@@ -44,9 +47,17 @@ export class MailCatcher {
           .catch(callback);
       },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const errors: Error[] = [];
+    server.on('error', (err: Error) => errors.push(err));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
     const { port } = server.server.address() as { port: number };
-    catcher = new MailCatcher(server, `smtp://127.0.0.1:${port}`);
+    catcher = new MailCatcher(server, `smtp://127.0.0.1:${port}`, errors);
     return catcher;
   }
 

@@ -83,7 +83,7 @@ export async function forgotReset(
     // The code came through the mailbox: the address is proven.
     await tx.users.markEmailVerified(user.id);
     const ended = await tx.sessions.revokeAllForUser(user.id, at, { reason: 'password_reset' });
-    await ctx.mfa.voidPending(user.id);
+    await ctx.mfa.voidPending(user.id, tx);
     return ended;
   });
   d.ended.add(sids);

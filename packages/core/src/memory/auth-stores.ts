@@ -5,9 +5,13 @@ import { memoryResetCodeStore } from './reset-code-store.js';
 import { memorySessionStore } from './session-store.js';
 import { memoryUserStore } from './user-store.js';
 
-export function memoryAuthStores({ clock }: Required<MemoryStoresOptions>): AuthStores {
+/** `onUserDeleted`: see `memoryUserStore`. */
+export function memoryAuthStores(
+  { clock }: Required<MemoryStoresOptions>,
+  onUserDeleted?: (userId: string) => void,
+): AuthStores {
   return {
-    users: memoryUserStore(),
+    users: memoryUserStore(onUserDeleted),
     sessions: memorySessionStore(clock),
     resetCodes: memoryResetCodeStore(clock),
     limiter: memoryLimiterStore(clock),

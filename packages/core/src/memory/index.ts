@@ -16,9 +16,11 @@ export interface MemoryStoresOptions {
  *  `await` between its read and its write), which is what the store contract demands. */
 export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
   const o = { clock: opts.clock ?? systemClock };
+  // Deleting a user drops its MFA data too, as the Postgres user store does.
+  const { dropUser, ...mfa } = memoryMfaStores(o);
   const stores: Stores = {
-    ...memoryAuthStores(o),
-    ...memoryMfaStores(o),
+    ...memoryAuthStores(o, dropUser),
+    ...mfa,
     ...memoryWebhookStores(o),
     ...memoryInboxStores(o),
     // One process, one event loop: the stores themselves are the transaction.

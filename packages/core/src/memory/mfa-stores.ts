@@ -19,7 +19,22 @@ function sameHex(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export function memoryMfaStores(_opts: Required<MemoryStoresOptions>): MfaStores {
+/** Deletes the entries of `map` that belong to `userId`; returns how many. */
+function dropOf<V extends { userId: string }>(map: Map<string, V>, userId: string): number {
+  let n = 0;
+  for (const [k, v] of map) {
+    if (v.userId === userId) {
+      map.delete(k);
+      n++;
+    }
+  }
+  return n;
+}
+
+/** The MFA stores, plus `dropUser` for the user store: everything kept under a user id. */
+export function memoryMfaStores(
+  _opts: Required<MemoryStoresOptions>,
+): MfaStores & { dropUser(userId: string): void } {
   const factors = new Map<string, MfaFactor>(); // `${userId}:${type}`
   const pendingTotp = new Map<string, PendingTotp>(); // userId
   const pending = new Map<string, PendingLogin>(); // jti
@@ -50,6 +65,16 @@ export function memoryMfaStores(_opts: Required<MemoryStoresOptions>): MfaStores
   };
 
   return {
+    dropUser(userId) {
+      dropOf(factors, userId);
+      pendingTotp.delete(userId);
+      dropOf(pending, userId);
+      dropOf(codes, userId);
+      recovery.delete(userId);
+      dropOf(credentials, userId);
+      dropOf(challenges, userId);
+    },
+
     mfaFactors: {
       async listFactors(userId) {
         return [...factors.values()].filter((f) => f.userId === userId).map(copy);
@@ -133,14 +158,7 @@ export function memoryMfaStores(_opts: Required<MemoryStoresOptions>): MfaStores
         return { ok: true, sends: p.sends };
       },
       async voidForUser(userId) {
-        let n = 0;
-        for (const [jti, p] of pending) {
-          if (p.userId === userId) {
-            pending.delete(jti);
-            n++;
-          }
-        }
-        return n;
+        return dropOf(pending, userId);
       },
     },
 
@@ -213,14 +231,7 @@ export function memoryMfaStores(_opts: Required<MemoryStoresOptions>): MfaStores
         return credentials.delete(id);
       },
       async removeAllCredentials(userId) {
-        let n = 0;
-        for (const [id, c] of credentials) {
-          if (c.userId === userId) {
-            credentials.delete(id);
-            n++;
-          }
-        }
-        return n;
+        return dropOf(credentials, userId);
       },
     },
 

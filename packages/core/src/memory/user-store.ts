@@ -2,8 +2,9 @@ import type { User, UserStore } from '../ports/user-store.js';
 
 const copy = (u: User): User => structuredClone(u);
 
-/** Users in a Map; a second Map enforces one account per canonical email. */
-export function memoryUserStore(): UserStore {
+/** Users in a Map; a second Map enforces one account per canonical email. `onDelete` drops
+ *  what other stores keep under the user id, in the same tick as the delete (atomic). */
+export function memoryUserStore(onDelete: (id: string) => void = () => {}): UserStore {
   const byId = new Map<string, User>();
   const idByEmail = new Map<string, string>();
 
@@ -57,6 +58,7 @@ export function memoryUserStore(): UserStore {
       if (!u) return false;
       byId.delete(id);
       idByEmail.delete(u.email);
+      onDelete(id);
       return true;
     },
   };

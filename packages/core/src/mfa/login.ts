@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
+import type { Stores } from '../ports/stores.js';
 import { consumeLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
@@ -165,8 +166,8 @@ export function createMfaGate(env: MfaEnv) {
     methods: (userId: string) => enabledMethods(env, userId),
     begin: (userId: string, opts: { refresh: boolean; ip: string; methods: MfaMethod[] }) =>
       beginMfa(env, userId, opts),
-    async voidPending(userId: string) {
-      await env.ctx.stores.pendingLogins.voidForUser(userId);
+    async voidPending(userId: string, stores: Stores = env.ctx.stores) {
+      await stores.pendingLogins.voidForUser(userId);
     },
     required: env.cfg.required,
   };

@@ -35,6 +35,9 @@ export interface UserStore {
   setRoles(id: string, roles: string[]): Promise<boolean>;
   /** Marks the email address as proven (a mailed code came back). False when absent. */
   markEmailVerified(id: string): Promise<boolean>;
-  /** Deletes the user. Returns false when absent. */
+  /** Deletes the user and, atomically with it, the MFA data stored under its id: factors, a
+   *  pending TOTP seed, pending logins, emailed codes, recovery codes, WebAuthn credentials and
+   *  challenges. Sessions stay (the caller ends them first; ended sessions feed the ended-sid
+   *  list). Returns false when the user was absent. */
   delete(id: string): Promise<boolean>;
 }

@@ -26,6 +26,18 @@ const toUser = (r: UserRow): User => ({
   passwordChangedAt: r.password_changed_at,
 });
 
+/** Tables whose rows belong to one user (`user_id`) and go with it. Sessions stay: the caller
+ *  ends them first, and ended sessions feed the ended-sid list. */
+const USER_DATA = [
+  'mfa_factors',
+  'mfa_pending_totp',
+  'pending_logins',
+  'mfa_email_codes',
+  'mfa_recovery_codes',
+  'webauthn_credentials',
+  'webauthn_challenges',
+];
+
 /** Users; the unique index on the canonical email decides concurrent signups. */
 export function postgresUserStore({ db, t }: StoreDeps): UserStore {
   const T = t('users');
@@ -34,6 +46,12 @@ export function postgresUserStore({ db, t }: StoreDeps): UserStore {
     return r.rows[0] ? toUser(r.rows[0]) : null;
   };
   const changed = async (sql: string, values: unknown[]) => affected(await db.query(sql, values)) === 1;
+  // One statement, so atomic without a transaction: the user, and with it the rows kept
+  // under its id (nothing when the user is absent).
+  const cascade = USER_DATA.map(
+    (table, i) => `, d${i} AS (DELETE FROM ${t(table)} WHERE user_id = $1 AND EXISTS (SELECT FROM gone))`,
+  ).join('\n');
+  const deleteUser = `WITH gone AS (DELETE FROM ${T} WHERE id = $1 RETURNING id)\n${cascade}\nSELECT id FROM gone`;
 
   return {
     create: (u) =>
@@ -64,6 +82,6 @@ export function postgresUserStore({ db, t }: StoreDeps): UserStore {
     setDisabled: (id, disabled) => changed(`UPDATE ${T} SET disabled = $2 WHERE id = $1`, [id, disabled]),
     setRoles: (id, roles) => changed(`UPDATE ${T} SET roles = $2 WHERE id = $1`, [id, roles]),
     markEmailVerified: (id) => changed(`UPDATE ${T} SET email_verified = true WHERE id = $1`, [id]),
-    delete: (id) => changed(`DELETE FROM ${T} WHERE id = $1`, [id]),
+    delete: (id) => changed(deleteUser, [id]),
   };
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { Clock, Stores } from '@gatehouse/core';
 import pg from 'pg';
 import { migrate } from '../../src/migrate.js';
+import { postgresStores } from '../../src/stores.js';
 
 /** Where tests get Postgres, in this order: `DATABASE_URL`; the local server at
  *  127.0.0.1:5432 (user postgres, database test, trust auth) when it answers; else PGlite
@@ -110,6 +112,45 @@ export async function openTestDatabase(label: string, opts: OpenOptions = {}): P
     async close() {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
       await shutdown();
+    },
+  };
+}
+
+/** Stores for the HTTP contract: every Gatehouse it sets up gets an empty schema of its own,
+ *  because a scenario group keeps its instance while later setups start new ones. Migrating is
+ *  slow DDL, so a schema whose Gatehouse closed is emptied and handed to the next setup.
+ *  `listen: false` for a one-connection pool (a LISTEN client would hold the connection). */
+export function contractStores(db: TestDatabase, opts: { listen?: boolean } = {}) {
+  const schemas: string[] = [];
+  const free: string[] = [];
+
+  async function emptySchema(): Promise<string> {
+    const reused = free.pop();
+    if (reused) {
+      await emptyTables(db.pool, reused);
+      return reused;
+    }
+    const schema = schemaName('http');
+    schemas.push(schema);
+    await migrate(db.pool, { schema });
+    return schema;
+  }
+
+  return {
+    async stores(clock: Clock): Promise<Stores> {
+      const schema = await emptySchema();
+      const stores = postgresStores({ pool: db.pool, schema, clock, listen: opts.listen });
+      return {
+        ...stores,
+        async close() {
+          await stores.close?.();
+          free.push(schema);
+        },
+      };
+    },
+    /** Drops every schema handed out (before `db.close()`). */
+    async dropAll(): Promise<void> {
+      for (const s of schemas) await db.pool.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
     },
   };
 }

@@ -13,9 +13,14 @@ export interface MountedServer {
  *  answers `HOST_ROUTE` (serve.ts), registered after Gatehouse, to prove fall-through. */
 export type Mount = (gh: Gatehouse) => Promise<MountedServer>;
 
+/** The scenario groups of the HTTP contract, one per area. */
+export type HttpContractArea = 'core' | 'auth' | 'mfa' | 'webhook' | 'inbox';
+
 export interface HttpContractOptions {
   /** Fresh stores for one scenario group; default `memoryStores`. */
   stores?: (clock: TestClock) => Promise<Stores> | Stores;
+  /** Only these areas' scenarios; default all. For a second, narrower run (e.g. one connection). */
+  areas?: readonly HttpContractArea[];
 }
 
 export interface HttpContext {

@@ -841,6 +841,24 @@ export function mfaScenarios(env: HttpEnv): void {
         );
       });
 
+      it('a password change kills the pending logins of that user', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const r = await ctx.request('/auth/password', {
+          json: { currentPassword: a.password, newPassword: 'Marmalade-Comet-Lantern-9083' },
+          bearer: a.access,
+        });
+        expect(r.status).toBe(204);
+        await expectProblem(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          401,
+          'invalid_token',
+        );
+      });
+
       it('bodies are strict: unknown keys, overlong codes and bad methodType answer 400', async () => {
         for (const body of [
           { token: 'x', code: '123456', extra: 1 },

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PendingLogin, SealedSecret, StoredWebAuthnCredential } from '@gatehouse/core';
+import type { PendingLogin, SealedSecret, StoredWebAuthnCredential, Stores } from '@gatehouse/core';
 import { describe, expect, it } from 'vitest';
 import type { StoreSetup } from './contract.js';
 
@@ -40,6 +40,69 @@ function credential(userId: string, now: Date, over: Partial<StoredWebAuthnCrede
     lastUsedAt: null,
     ...over,
   } satisfies StoredWebAuthnCredential;
+}
+
+/** A user with one of every kind of MFA data; `left` reads back what of it the stores still hold. */
+async function userWithMfaData(stores: Stores, now: Date) {
+  const userId = id();
+  await stores.users.create({
+    id: userId,
+    email: `mfa-${userId}@example.test`,
+    name: 'Ada Lovelace',
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA',
+    roles: [],
+    emailVerified: true,
+    disabled: false,
+    createdAt: now,
+    passwordChangedAt: now,
+  });
+  const later = new Date(now.getTime() + 5 * MIN);
+  await stores.mfaFactors.enableFactor({
+    userId,
+    type: 'totp',
+    enabledAt: now,
+    secret: sealed(),
+    lastStep: 1,
+  });
+  await stores.mfaFactors.enableFactor({ userId, type: 'email', enabledAt: now });
+  await stores.mfaFactors.savePendingTotp({ userId, secret: sealed(), expiresAt: later });
+  const p = pendingLogin(now, { userId });
+  await stores.pendingLogins.create(p);
+  const code = { userId, codeHash: 'a'.repeat(64), createdAt: now, expiresAt: later };
+  await stores.emailCodes.put({ ...code, key: `enrol:${userId}` });
+  await stores.emailCodes.put({ ...code, key: `login:${p.jti}` });
+  await stores.recoveryCodes.replaceAll(userId, [
+    { id: id(), userId, selector: 'S0XX', hash: '$argon2id$v=19$m=19456,t=2,p=1$0', createdAt: now },
+  ]);
+  const c = credential(userId, now);
+  await stores.webauthnCredentials.addCredential(c);
+  const ch = { userId, challenge: randomBytes(32).toString('base64url'), expiresAt: later };
+  await stores.webauthnChallenges.putChallenge({ ...ch, purpose: 'register', subject: userId });
+  await stores.webauthnChallenges.putChallenge({ ...ch, purpose: 'authenticate', subject: p.jti });
+
+  return {
+    userId,
+    /** Counts of what is left (challenges are taken: read this once). */
+    async left(at: Date) {
+      const taken = await Promise.all([
+        stores.webauthnChallenges.takeChallenge('register', userId, at),
+        stores.webauthnChallenges.takeChallenge('authenticate', p.jti, at),
+      ]);
+      return {
+        factors: (await stores.mfaFactors.listFactors(userId)).length,
+        pendingTotp: (await stores.mfaFactors.getPendingTotp(userId, at)) !== null,
+        pendingLogin: (await stores.pendingLogins.get(p.jti, at)) !== null,
+        emailCodes: [
+          await stores.emailCodes.has(`enrol:${userId}`, at),
+          await stores.emailCodes.has(`login:${p.jti}`, at),
+        ].filter(Boolean).length,
+        recoveryCodes: (await stores.recoveryCodes.listUnused(userId)).length,
+        credentials: (await stores.webauthnCredentials.listCredentials(userId)).length,
+        credentialById: (await stores.webauthnCredentials.getCredential(c.id)) !== null,
+        challenges: taken.filter((x) => x !== null).length,
+      };
+    },
+  };
 }
 
 /** Contract of the MFA ports: races with exactly one winner, expiry under a moved clock. */
@@ -388,6 +451,35 @@ export function mfaStoreContract(setup: StoreSetup): void {
         expect(await stores.webauthnCredentials.removeCredential(userId, a.id)).toBe(false);
         expect(await stores.webauthnCredentials.removeAllCredentials(userId)).toBe(1);
         expect(await stores.webauthnCredentials.listCredentials(userId)).toEqual([]);
+      });
+    });
+
+    describe('deleting the user', () => {
+      it('takes every piece of the user’s MFA data with it, and nothing of another user', async () => {
+        const { stores, clock } = await setup();
+        const gone = await userWithMfaData(stores, clock.now());
+        const kept = await userWithMfaData(stores, clock.now());
+        expect(await stores.users.delete(gone.userId)).toBe(true);
+        expect(await gone.left(clock.now())).toEqual({
+          factors: 0,
+          pendingTotp: false,
+          pendingLogin: false,
+          emailCodes: 0,
+          recoveryCodes: 0,
+          credentials: 0,
+          credentialById: false,
+          challenges: 0,
+        });
+        expect(await kept.left(clock.now())).toEqual({
+          factors: 2,
+          pendingTotp: true,
+          pendingLogin: true,
+          emailCodes: 2,
+          recoveryCodes: 1,
+          credentials: 1,
+          credentialById: true,
+          challenges: 2,
+        });
       });
     });
 

@@ -1,0 +1,51 @@
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { smtpMailer } from '@gatehouse/core/mailers';
+import { afterEach, expect, it } from 'vitest';
+import { MailCatcher } from '../src/mail-catcher.js';
+
+let catcher: MailCatcher | undefined;
+afterEach(async () => {
+  await catcher?.close();
+  catcher = undefined;
+});
+
+/** Resolves on the server's final reply line `<code> ...` (multi-line replies use `<code>-`). */
+function reply(socket: Socket, code: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (!new RegExp(`(^|\\r\\n)${code} [^\\r\\n]*\\r\\n$`).test(seen)) return;
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      resolve();
+    };
+    const onClose = () => reject(new Error(`connection closed before ${code}: ${seen}`));
+    socket.on('data', onData);
+    socket.once('close', onClose);
+  });
+}
+
+it('records a client resetting mid-mail instead of crashing, and keeps receiving mail', async () => {
+  catcher = await MailCatcher.start();
+  const { port } = new URL(catcher.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  const greeting = reply(socket, '220');
+  await once(socket, 'connect');
+  await greeting;
+  socket.write('EHLO client.test\r\n');
+  await reply(socket, '250');
+  socket.write('MAIL FROM:<someone@example.test>\r\n');
+  await reply(socket, '250');
+  // A reset inside a mail transaction is an error smtp-server emits (outside one it stays quiet).
+  socket.resetAndDestroy();
+
+  const deadline = Date.now() + 5000;
+  while (catcher.errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(catcher.errors).toEqual([expect.objectContaining({ code: 'ECONNRESET' })]);
+
+  const mailer = smtpMailer({ url: catcher.url, from: 'Gatehouse <no-reply@gatehouse.test>' });
+  await mailer.send({ to: 'after@example.test', subject: 'Still here', text: 'hello' });
+  expect((await catcher.waitFor('after@example.test')).subject).toBe('Still here');
+});
