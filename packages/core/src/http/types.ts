@@ -44,7 +44,7 @@ export interface RouteContext<B = unknown> {
   requestId: string;
   /** Set on routes with `auth: 'bearer'`. */
   principal: Principal;
-  /** The raw Bearer token, for routes that need it. */
+  /** The matched route pattern, e.g. `/auth/sessions/:id` (for logs). */
   route: string;
 }
 
