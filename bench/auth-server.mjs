@@ -1,11 +1,11 @@
 // One server under test for bench/auth.mjs, in its own process. Started as
-// `node --import tsx bench/auth-server.mjs <target>` with BENCH_JWK (an Ed25519 private JWK
+// `node bench/auth-server.mjs <target>` with BENCH_JWK (an Ed25519 private JWK
 // shared by every target) and BENCH_TOKENS (refresh tokens to prepare); prints
 // `READY <port> <fixtures>` (see bench/lib.mjs).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { ready } from './lib.mjs';
+import { built, ready } from './lib.mjs';
 
 export const ISSUER = 'https://bench.test';
 export const AUDIENCE = 'bench';
@@ -91,7 +91,7 @@ async function bare() {
 
 /** Gatehouse with the bench key, limits out of the way, one user, a token and refresh tokens. */
 async function gatehouse() {
-  const { createGatehouse } = await import('../packages/core/src/index.ts');
+  const { createGatehouse } = await built('core');
   const high = { points: 1_000_000_000, durationSeconds: 1 };
   const gh = createGatehouse({
     issuer: ISSUER,
@@ -117,7 +117,7 @@ const targets = {
   bare,
   'gatehouse + fastify': async () => {
     const { gh, fixtures } = await gatehouse();
-    const { gatehousePlugin } = await import('../packages/fastify/src/index.ts');
+    const { gatehousePlugin } = await built('fastify');
     const app = Fastify();
     await app.register(gatehousePlugin, { gatehouse: gh });
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -125,7 +125,7 @@ const targets = {
   },
   'gatehouse + express': async () => {
     const { gh, fixtures } = await gatehouse();
-    const { gatehouseRouter } = await import('../packages/express/src/index.ts');
+    const { gatehouseRouter } = await built('express');
     const express = fromPackage('express', 'express');
     const app = express();
     app.use(gatehouseRouter(gh));

@@ -1,22 +1,25 @@
 // Shared plumbing of the benchmarks: servers in their own processes, medians, the report file.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const root = new URL('..', import.meta.url);
 
-/** Starts `node --import tsx <script> <target>` (sources through tsx, tsconfig paths) and waits
- *  for its `READY <port> [fixtures]` line; fixtures are base64url JSON. */
+/** A Gatehouse package as users run it: its built ESM (`pnpm run build` first), not the sources
+ *  through a transpiler (tsx's helpers would add their own per-call cost). */
+export async function built(pkg) {
+  const entry = new URL(`packages/${pkg}/dist/index.js`, root);
+  if (!existsSync(entry)) throw new Error(`${fileURLToPath(entry)} is missing: run \`pnpm run build\` first`);
+  return import(entry.href);
+}
+
+/** Starts `node <script> <target>` and waits for its `READY <port> [fixtures]` line; fixtures
+ *  are base64url JSON. */
 export function startServer(script, target, env = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(script), target], {
+  const child = spawn(process.execPath, [fileURLToPath(script), target], {
     cwd: fileURLToPath(root),
-    env: {
-      ...process.env,
-      ...env,
-      TSX_TSCONFIG_PATH: fileURLToPath(new URL('tsconfig.base.json', root)),
-      NODE_ENV: 'production',
-    },
+    env: { ...process.env, ...env, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -1,12 +1,12 @@
 // One process under test for bench/postgres.mjs. Started as
-// `node --import tsx bench/postgres-server.mjs <target>` with BENCH_DATABASE_URL and BENCH_SCHEMA
+// `node bench/postgres-server.mjs <target>` with BENCH_DATABASE_URL and BENCH_SCHEMA
 // (a schema of its own, dropped by the parent), BENCH_JWK and BENCH_TOKENS for refresh targets,
 // BENCH_JOBS for drain targets. HTTP targets print `READY <port> <fixtures>`; drain targets
 // seed their jobs, drain them and print `READY 0 <{ jobs, ms }>`.
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { ready } from './lib.mjs';
+import { built, ready } from './lib.mjs';
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const ISSUER = 'https://bench.test';
@@ -80,8 +80,8 @@ async function bareIntake() {
 
 /** Gatehouse on Postgres stores in this process's schema (migrated here). */
 async function gatehouse(extra = {}) {
-  const { createGatehouse } = await import('../packages/core/src/index.ts');
-  const { migrate, postgresStores } = await import('../packages/postgres/src/index.ts');
+  const { createGatehouse } = await built('core');
+  const { migrate, postgresStores } = await built('postgres');
   const db = pool();
   await migrate(db, { schema });
   const stores = postgresStores({ pool: db, schema });
@@ -97,7 +97,7 @@ async function gatehouse(extra = {}) {
 
 async function mount(adapter, gh) {
   if (adapter === 'fastify') {
-    const { gatehousePlugin } = await import('../packages/fastify/src/index.ts');
+    const { gatehousePlugin } = await built('fastify');
     const app = Fastify({ bodyLimit: 10 * MiB });
     await app.register(gatehousePlugin, { gatehouse: gh });
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -119,7 +119,7 @@ async function mount(adapter, gh) {
       }),
     );
   }
-  const { gatehouseRouter } = await import('../packages/express/src/index.ts');
+  const { gatehouseRouter } = await built('express');
   const express = fromPackage('express', 'express');
   const app = express();
   app.use(gatehouseRouter(gh));

@@ -1,10 +1,10 @@
 // One server under test for bench/webhook-intake.mjs, in its own process so the load generator
-// never shares its event loop. Started as `node --import tsx bench/webhook-server.mjs <target>`;
-// prints `READY <port>` once listening. Sources are loaded through tsx (tsconfig paths).
+// never shares its event loop. Started as `node bench/webhook-server.mjs <target>`;
+// prints `READY <port>` once listening. Gatehouse is loaded from the built packages.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { ready } from './lib.mjs';
+import { built, ready } from './lib.mjs';
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const MiB = 1024 * 1024;
@@ -49,7 +49,7 @@ async function bareFastify() {
 }
 
 async function gatehouse() {
-  const { createGatehouse } = await import('../packages/core/src/index.ts');
+  const { createGatehouse } = await built('core');
   return createGatehouse({
     issuer: 'https://bench.test',
     audience: 'bench',
@@ -64,7 +64,7 @@ const targets = {
     return app.server.address().port;
   },
   'gatehouse + fastify': async () => {
-    const { gatehousePlugin } = await import('../packages/fastify/src/index.ts');
+    const { gatehousePlugin } = await built('fastify');
     const Fastify = fromPackage('fastify', 'fastify');
     const app = Fastify({ bodyLimit: 10 * MiB });
     await app.register(gatehousePlugin, { gatehouse: await gatehouse() });
@@ -72,7 +72,7 @@ const targets = {
     return app.server.address().port;
   },
   'gatehouse + express': async () => {
-    const { gatehouseRouter } = await import('../packages/express/src/index.ts');
+    const { gatehouseRouter } = await built('express');
     const express = fromPackage('express', 'express');
     const app = express();
     app.use(gatehouseRouter(await gatehouse()));

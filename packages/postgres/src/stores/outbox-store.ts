@@ -145,25 +145,23 @@ export function postgresOutboxStore({
         wakeWorkers();
         return { id, created: true };
       }
-      // Insert-or-get in one statement. When a concurrent publisher of the same key commits
-      // while this statement runs, the insert yields to it but this statement's snapshot cannot
-      // see its row yet: nothing comes back, and the next try reads it.
+      // The common case is new: a plain insert, the same statement a bare route would run. A
+      // duplicate inserts nothing (ON CONFLICT waits for a concurrent publisher of the same key
+      // to commit or roll back), and the next statement reads the winner's id. A winner that
+      // rolled back leaves nothing to read: insert again.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await db.query(
-          `WITH ins AS (
-             INSERT INTO ${T} (id, name, payload, dedupe_key, available_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $5)
-             ON CONFLICT (dedupe_key) DO NOTHING
-             RETURNING id
-           )
-           SELECT id, true AS created FROM ins
-           UNION ALL
-           SELECT id, false AS created FROM ${T} WHERE dedupe_key = $4 AND NOT EXISTS (SELECT 1 FROM ins)`,
+        const ins = await db.query(
+          `INSERT INTO ${T} (id, name, payload, dedupe_key, available_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
           [id, event.name, event.payload, event.dedupeKey, now],
         );
-        const row = r.rows[0] as { id: string; created: boolean } | undefined;
-        if (row?.created) wakeWorkers();
-        if (row) return { id: row.id, created: row.created };
+        if (ins.rows.length > 0) {
+          wakeWorkers();
+          return { id, created: true };
+        }
+        const dup = await db.query(`SELECT id FROM ${T} WHERE dedupe_key = $1`, [event.dedupeKey]);
+        const row = dup.rows[0] as { id: string } | undefined;
+        if (row) return { id: row.id, created: false };
       }
       throw new StoreError('outbox publish kept conflicting');
     },
