@@ -95,10 +95,25 @@ export function createSessionService(d: AuthDeps) {
     },
   };
 
+  /** Rotate first: the live token's refresh is one store call. Only a refused rotation looks
+   *  the token up, to tell an unknown or ended one from a reused one. */
   async function refresh(token: string, meta: RequestMeta): Promise<SessionAnswer> {
     const hash = sha256(token);
-    const found = await store().findByToken(hash);
     const now = ctx.clock.now();
+    const next = randomToken();
+    const rotated = await store().rotate(hash, { hash: sha256(next), idleExpiresAt: idleEnd(now) }, now, {
+      graceSeconds: config.refreshReuseGraceSeconds,
+    });
+    if (rotated) {
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        { event: 'refresh', outcome: 'success', userId: rotated.userId, sid: rotated.id },
+        meta,
+      );
+      return answer(await accessToken(rotated), next);
+    }
+    const found = await store().findByToken(hash);
     if (!found || !isLive(found.session, now)) {
       logAuthEvent(
         ctx.logger,
@@ -114,29 +129,16 @@ export function createSessionService(d: AuthDeps) {
       );
       throw new GatehouseError('invalid_token');
     }
+    // A live family whose token was already rotated: theft, or a lost race. The family ends.
     const s = found.session;
-    const next = randomToken();
-    const rotated = await store().rotate(hash, { hash: sha256(next), idleExpiresAt: idleEnd(now) }, now, {
-      graceSeconds: config.refreshReuseGraceSeconds,
-    });
-    if (!rotated) {
-      // An already-rotated token came back: theft, or a lost race. Either way the family ends.
-      if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
-      logAuthEvent(
-        ctx.logger,
-        'warn',
-        { event: 'refresh_reuse', outcome: 'failure', reason: 'token_reused', userId: s.userId, sid: s.id },
-        meta,
-      );
-      throw new GatehouseError('invalid_token');
-    }
+    if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(
       ctx.logger,
-      'info',
-      { event: 'refresh', outcome: 'success', userId: s.userId, sid: s.id },
+      'warn',
+      { event: 'refresh_reuse', outcome: 'failure', reason: 'token_reused', userId: s.userId, sid: s.id },
       meta,
     );
-    return answer(await accessToken(rotated), next);
+    throw new GatehouseError('invalid_token');
   }
 
   /** Ends the family of `token`. Unknown or already-ended tokens are accepted silently
