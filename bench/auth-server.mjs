@@ -43,8 +43,9 @@ async function signAccess(privateKey, sub, sid) {
     .sign(privateKey);
 }
 
-/** Baselines: bare Fastify routes doing only the named work, no routing table, no stores. */
-async function bare() {
+/** Baselines: bare routes doing only the named work, no routing table, no stores. The work is
+ *  framework-neutral (`[status, body]` out) and mounted on bare Fastify and on bare Express. */
+async function bareWork() {
   const privateKey = await jose.importJWK(jwk, 'EdDSA');
   const publicKey = await jose.importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, 'EdDSA');
   const hash = await argon2.hash(USER.password, {
@@ -60,33 +61,56 @@ async function bare() {
     families.set(createHash('sha256').update(token).digest('base64url'), { sub: 'u1', sid: randomUUID() });
     refreshTokens.push(token);
   }
-  const app = Fastify();
-  app.get('/auth/me', async (request, reply) => {
-    const m = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
-    try {
-      const { payload } = await jose.jwtVerify(m?.[1] ?? '', publicKey, verifyOptions);
-      return { user: { id: payload.sub, email: USER.email, name: USER.name, roles: ['user'] } };
-    } catch {
-      return reply.code(401).send({ code: 'invalid_token' });
-    }
-  });
-  app.post('/auth/login', async (request, reply) => {
-    const ok = await argon2.verify(hash, request.body.password);
-    return ok ? { ok } : reply.code(401).send({ code: 'invalid_credentials' });
-  });
-  app.post('/auth/refresh', async (request, reply) => {
-    const key = createHash('sha256').update(request.body.refreshToken).digest('base64url');
-    const family = families.get(key);
-    if (!family) return reply.code(401).send({ code: 'invalid_token' });
-    families.delete(key);
-    const refreshToken = randomBytes(32).toString('base64url');
-    families.set(createHash('sha256').update(refreshToken).digest('base64url'), family);
-    const accessToken = await signAccess(privateKey, family.sub, family.sid);
-    return { accessToken, tokenType: 'Bearer', expiresIn: 900, refreshToken };
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
   const accessToken = await signAccess(privateKey, 'u1', randomUUID());
-  return { port: app.server.address().port, fixtures: { accessToken, refreshTokens } };
+  return {
+    fixtures: { accessToken, refreshTokens },
+    async me(authorization) {
+      const m = /^Bearer (.+)$/.exec(authorization ?? '');
+      try {
+        const { payload } = await jose.jwtVerify(m?.[1] ?? '', publicKey, verifyOptions);
+        return [200, { user: { id: payload.sub, email: USER.email, name: USER.name, roles: ['user'] } }];
+      } catch {
+        return [401, { code: 'invalid_token' }];
+      }
+    },
+    async login(body) {
+      const ok = await argon2.verify(hash, body.password);
+      return ok ? [200, { ok }] : [401, { code: 'invalid_credentials' }];
+    },
+    async refresh(body) {
+      const key = createHash('sha256').update(body.refreshToken).digest('base64url');
+      const family = families.get(key);
+      if (!family) return [401, { code: 'invalid_token' }];
+      families.delete(key);
+      const refreshToken = randomBytes(32).toString('base64url');
+      families.set(createHash('sha256').update(refreshToken).digest('base64url'), family);
+      const accessToken = await signAccess(privateKey, family.sub, family.sid);
+      return [200, { accessToken, tokenType: 'Bearer', expiresIn: 900, refreshToken }];
+    },
+  };
+}
+
+async function bareFastify() {
+  const work = await bareWork();
+  const app = Fastify();
+  const send = (reply, [status, body]) => reply.code(status).send(body);
+  app.get('/auth/me', async (req, reply) => send(reply, await work.me(req.headers.authorization)));
+  app.post('/auth/login', async (req, reply) => send(reply, await work.login(req.body)));
+  app.post('/auth/refresh', async (req, reply) => send(reply, await work.refresh(req.body)));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { port: app.server.address().port, fixtures: work.fixtures };
+}
+
+async function bareExpress() {
+  const work = await bareWork();
+  const express = fromPackage('express', 'express');
+  const app = express();
+  app.use(express.json());
+  const send = (res, [status, body]) => res.status(status).json(body);
+  app.get('/auth/me', async (req, res) => send(res, await work.me(req.headers.authorization)));
+  app.post('/auth/login', async (req, res) => send(res, await work.login(req.body)));
+  app.post('/auth/refresh', async (req, res) => send(res, await work.refresh(req.body)));
+  return { port: await listen(createServer(app)), fixtures: work.fixtures };
 }
 
 /** Gatehouse with the bench key, limits out of the way, one user, a token and refresh tokens. */
@@ -114,7 +138,8 @@ function listen(server) {
 }
 
 const targets = {
-  bare,
+  bare: bareFastify,
+  'bare express': bareExpress,
   'gatehouse + fastify': async () => {
     const { gh, fixtures } = await gatehouse();
     const { gatehousePlugin } = await built('fastify');

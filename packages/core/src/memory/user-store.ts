@@ -1,6 +1,13 @@
 import type { User, UserStore } from '../ports/user-store.js';
 
-const copy = (u: User): User => structuredClone(u);
+/** Callers get their own copy (as from a database); by hand, as structuredClone is slow on the
+ *  `/auth/me` path. The port's User is flat apart from `roles` and the dates. */
+const copy = (u: User): User => ({
+  ...u,
+  roles: [...u.roles],
+  createdAt: new Date(u.createdAt.getTime()),
+  passwordChangedAt: new Date(u.passwordChangedAt.getTime()),
+});
 
 /** Users in a Map; a second Map enforces one account per canonical email. `onDelete` drops
  *  what other stores keep under the user id, in the same tick as the delete (atomic). */
