@@ -12,16 +12,14 @@ const MiB = 1024 * 1024;
 const fromPackage = (pkg, name) =>
   createRequire(new URL(`../packages/${pkg}/package.json`, import.meta.url))(name);
 
-/** The baseline: a bare Fastify route doing only the Standard Webhooks HMAC check and an
- *  in-memory append; no routing, JSON parsing, dedupe or problem+json. */
-async function bareFastify() {
-  const Fastify = fromPackage('fastify', 'fastify');
-  const app = Fastify({ bodyLimit: 10 * MiB });
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+/** The baseline's work: only the Standard Webhooks HMAC check and an in-memory append; no
+ *  routing, JSON parsing, dedupe or problem+json. `[status, body]` out, mounted on bare Fastify
+ *  and on bare Express. */
+function bareIntake() {
   const key = Buffer.from(SECRET.slice(6), 'base64');
   const events = [];
-  app.post('/inbox/webhook', async (request, reply) => {
-    const h = request.headers;
+  const refused = [401, { code: 'webhook_signature_invalid' }];
+  return (h, body) => {
     const id = h['webhook-id'];
     const ts = h['webhook-timestamp'];
     const sigs = h['webhook-signature'];
@@ -30,20 +28,40 @@ async function bareFastify() {
       typeof ts !== 'string' ||
       typeof sigs !== 'string' ||
       !/^\d{1,12}$/.test(ts)
-    ) {
-      return reply.code(401).send({ code: 'webhook_signature_invalid' });
-    }
-    if (Math.abs(Date.now() / 1000 - Number(ts)) > 300)
-      return reply.code(401).send({ code: 'webhook_signature_invalid' });
-    const expected = createHmac('sha256', key).update(`${id}.${ts}.`).update(request.body).digest();
+    )
+      return refused;
+    if (Math.abs(Date.now() / 1000 - Number(ts)) > 300) return refused;
+    const expected = createHmac('sha256', key).update(`${id}.${ts}.`).update(body).digest();
     const ok = sigs.split(' ').some((entry) => {
       if (!entry.startsWith('v1,')) return false;
       const sig = Buffer.from(entry.slice(3), 'base64');
       return sig.length === 32 && timingSafeEqual(sig, expected);
     });
-    if (!ok) return reply.code(401).send({ code: 'webhook_signature_invalid' });
-    events.push({ id, payload: request.body.toString('utf8') });
-    return reply.code(202).send({ accepted: true, outboxEventId: String(events.length) });
+    if (!ok) return refused;
+    events.push({ id, payload: body.toString('utf8') });
+    return [202, { accepted: true, outboxEventId: String(events.length) }];
+  };
+}
+
+async function bareFastify() {
+  const Fastify = fromPackage('fastify', 'fastify');
+  const app = Fastify({ bodyLimit: 10 * MiB });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const intake = bareIntake();
+  app.post('/inbox/webhook', async (request, reply) => {
+    const [status, body] = intake(request.headers, request.body);
+    return reply.code(status).send(body);
+  });
+  return app;
+}
+
+function bareExpress() {
+  const express = fromPackage('express', 'express');
+  const app = express();
+  const intake = bareIntake();
+  app.post('/inbox/webhook', express.raw({ type: '*/*', limit: 10 * MiB }), (req, res) => {
+    const [status, body] = intake(req.headers, req.body);
+    res.status(status).json(body);
   });
   return app;
 }
@@ -63,6 +81,7 @@ const targets = {
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   },
+  'express (bare HMAC route)': () => listen(createServer(bareExpress())),
   'gatehouse + fastify': async () => {
     const { gatehousePlugin } = await built('fastify');
     const Fastify = fromPackage('fastify', 'fastify');
