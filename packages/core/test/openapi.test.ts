@@ -69,3 +69,11 @@ describe('OpenAPI document', () => {
     expect(paths).not.toContain('/identity/signup');
   });
 });
+
+describe('docs/openapi.json', () => {
+  it('is the document the routes serve now (regenerate with `pnpm openapi`)', async () => {
+    const { OPENAPI_FILE, openApiText } = await import('../../../scripts/openapi.js');
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(OPENAPI_FILE, 'utf8')).toBe(await openApiText());
+  });
+});
