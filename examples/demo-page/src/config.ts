@@ -96,6 +96,12 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
       'JWT_PRIVATE_KEYS is not set: this process signs with its own ephemeral key, so other instances refuse its access tokens and a restart invalidates them',
     );
   }
+  if (!env.MFA_ENCRYPTION_KEY && productionLike(env, origin)) {
+    logger.warn(
+      { event: 'config_warning', reason: 'no_mfa_encryption_key' },
+      'MFA_ENCRYPTION_KEY is not set: TOTP seeds are sealed with an ephemeral key, so other instances and this one after a restart cannot check authenticator codes',
+    );
+  }
   const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
   const smtp = env.SMTP_URL ? smtpMailer({ url: env.SMTP_URL, from }) : undefined;
   const mailer = smtp ?? consoleMailer();

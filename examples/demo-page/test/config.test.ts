@@ -154,6 +154,17 @@ describe('JWT signing keys from the environment', () => {
     expect(configured.error).toBeUndefined();
     expect(warned(configured.lines)).toBe(false);
   });
+
+  it('warns about a missing MFA_ENCRYPTION_KEY where one key must serve every instance', async () => {
+    const warned = (lines: Array<Record<string, unknown>>) =>
+      lines.some((l) => l.reason === 'no_mfa_encryption_key');
+    expect(warned((await withLogs(base)).lines)).toBe(false);
+    expect(warned((await withLogs({ ...base, NODE_ENV: 'production' })).lines)).toBe(true);
+    const mfaKey = randomBytes(32).toString('base64');
+    const configured = await withLogs({ ...base, NODE_ENV: 'production', MFA_ENCRYPTION_KEY: mfaKey });
+    expect(configured.error).toBeUndefined();
+    expect(warned(configured.lines)).toBe(false);
+  });
 });
 
 const server = await serverUrl();
