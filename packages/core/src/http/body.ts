@@ -49,13 +49,18 @@ interface NodeStream {
   on(event: string, fn: (arg?: unknown) => void): unknown;
   removeListener(event: string, fn: (arg?: unknown) => void): unknown;
   pause(): unknown;
+  resume(): unknown;
   readableEnded?: boolean;
+  destroyed?: boolean;
 }
 
 function isNodeStream(body: object): body is NodeStream {
   const s = body as Partial<NodeStream>;
   return (
-    typeof s.on === 'function' && typeof s.removeListener === 'function' && typeof s.pause === 'function'
+    typeof s.on === 'function' &&
+    typeof s.removeListener === 'function' &&
+    typeof s.pause === 'function' &&
+    typeof s.resume === 'function'
   );
 }
 
@@ -66,6 +71,8 @@ const unreadable = () =>
  *  limit, the rest is drained up to DRAIN_CAP before the 413 (see drainThenRefuse). */
 function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> {
   if (stream.readableEnded) return Promise.resolve(EMPTY);
+  // Aborted before we got here (a host's async middleware ran first): its close is long gone.
+  if (stream.destroyed) return Promise.reject(unreadable());
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -75,6 +82,8 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
       stream.removeListener('end', onEnd);
       stream.removeListener('error', onGone);
       stream.removeListener('close', onGone);
+      // A late error (a host's own stream in between) must not become an uncaught exception.
+      stream.on('error', ignore);
       if (err === null) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       else reject(err);
     };
@@ -99,8 +108,12 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
     stream.on('end', onEnd);
     stream.on('error', onGone);
     stream.on('close', onGone);
+    // A host may have paused it; a `data` listener alone does not restart a paused stream.
+    stream.resume();
   });
 }
+
+const ignore = () => {};
 
 async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
