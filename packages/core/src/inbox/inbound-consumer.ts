@@ -3,6 +3,7 @@ import type { GatehouseContext } from '../context.js';
 import type { Consumer, DeliveredEvent } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
+import { createKeyedSerial } from '../util/keyed-serial.js';
 import { type ParsedAddress, stripTag } from './addresses.js';
 import { storeAttachments } from './attachments.js';
 import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.js';
@@ -44,10 +45,13 @@ class AlreadyStored {
 }
 
 /** Threads and stores a new inbound message (thread created when none matches). Returns the
- *  stored message; `created: false` when another delivery stored it first. */
+ *  stored message; `created: false` when another delivery stored it first. Mails with one
+ *  normalized subject in one account are threaded one at a time (in this process by `serial`,
+ *  across processes by the store's subject lock), so two arriving together share one thread. */
 async function storeInbound(
   ctx: GatehouseContext,
   opts: ResolvedInboxOptions,
+  serial: ReturnType<typeof createKeyedSerial>,
   account: InboxAccount,
   mail: InboundMail,
   providerMessageId: string,
@@ -55,20 +59,10 @@ async function storeInbound(
   const now = ctx.clock.now();
   const subjectKey = normalizeSubject(mail.subject);
   const sender = mail.from?.address ?? null;
-  const match = await findThread(ctx.stores.inboxMessages, {
-    accountId: account.id,
-    inReplyTo: mail.inReplyTo,
-    references: mail.references,
-    subjectKey,
-    sender,
-    now,
-    windowMs: opts.windowMs,
-  });
-  const threadId = match?.threadId ?? randomUUID();
   const message: InboxMessage = {
     id: randomUUID(),
     accountId: account.id,
-    threadId,
+    threadId: '',
     direction: 'inbound',
     providerMessageId,
     messageId: mail.messageId,
@@ -93,28 +87,46 @@ async function storeInbound(
     createdAt: now,
     processedAt: null,
   };
+  // An empty subject never matches a thread (threading.ts): nothing to serialise.
+  const serialise = <T>(task: () => Promise<T>) =>
+    subjectKey === '' ? task() : serial(`${account.id}\n${subjectKey}`, task);
+  let newThreadId: string | null = null;
   try {
-    return await ctx.stores.transaction(async (tx) => {
-      if (!match) {
-        await tx.inboxThreads.create({
-          id: threadId,
+    return await serialise(() =>
+      ctx.stores.transaction(async (tx) => {
+        if (subjectKey !== '') await tx.inboxThreads.lockSubject(account.id, subjectKey);
+        const match = await findThread(tx.inboxMessages, {
           accountId: account.id,
-          subject: mail.subject,
+          inReplyTo: mail.inReplyTo,
+          references: mail.references,
           subjectKey,
-          createdAt: now,
-          lastMessageAt: now,
-          messageCount: 0,
+          sender,
+          now,
+          windowMs: opts.windowMs,
         });
-      }
-      const r = await tx.inboxMessages.insert(message);
-      if (!r.created) throw new AlreadyStored(r.message);
-      await tx.inboxThreads.touch(threadId, now);
-      return r;
-    });
+        message.threadId = match?.threadId ?? randomUUID();
+        if (!match) {
+          newThreadId = message.threadId;
+          await tx.inboxThreads.create({
+            id: message.threadId,
+            accountId: account.id,
+            subject: mail.subject,
+            subjectKey,
+            createdAt: now,
+            lastMessageAt: now,
+            messageCount: 0,
+          });
+        }
+        const r = await tx.inboxMessages.insert(message);
+        if (!r.created) throw new AlreadyStored(r.message);
+        await tx.inboxThreads.touch(message.threadId, now);
+        return r;
+      }),
+    );
   } catch (e) {
     if (!(e instanceof AlreadyStored)) throw e;
     // Stores without rollback keep the new thread: remove it while it is empty.
-    if (!match) await ctx.stores.inboxThreads.deleteIfEmpty(threadId);
+    if (newThreadId !== null) await ctx.stores.inboxThreads.deleteIfEmpty(newThreadId);
     return { message: e.message, created: false };
   }
 }
@@ -125,6 +137,7 @@ async function storeInbound(
  *  last attempt stopped and repeats nothing. Outcomes: `stored`, `resumed`, `duplicate`,
  *  `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
+  const serial = createKeyedSerial();
   return async (event: DeliveredEvent) => {
     const body = parsePayload(event.payload);
     if (!body) return { outcome: 'invalid_payload' };
@@ -154,7 +167,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (existing?.processedAt) return { outcome: 'duplicate' };
     const { message, created } = existing
       ? { message: existing, created: false }
-      : await storeInbound(ctx, opts, account, mail, providerMessageId);
+      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId);
     if (message.processedAt) return { outcome: 'duplicate' };
 
     await storeAttachments(ctx, opts.maxAttachmentBytes, message, mail.attachments, event.id);

@@ -122,6 +122,8 @@ export function memoryInboxThreadStore(): InboxThreadStore {
       t.messageCount += 1;
       if (at > t.lastMessageAt) t.lastMessageAt = new Date(at);
     },
+    // One process: the inbound consumer serialises same-subject mails itself.
+    async lockSubject() {},
     async deleteIfEmpty(id) {
       if (threads.get(id)?.messageCount === 0) threads.delete(id);
     },

@@ -29,6 +29,11 @@ export interface InboxThreadStore {
   /** Counts one more message: atomically `messageCount + 1` and
    *  `lastMessageAt = max(lastMessageAt, at)`. */
   touch(id: string, at: Date): Promise<void>;
+  /** Called inside `stores.transaction` before threading a new inbound mail: holds until the
+   *  transaction ends, so two mails with one normalized subject in one account are threaded one
+   *  after the other (the second sees the first's thread) across processes. Stores that run in
+   *  one process only may do nothing: the consumer already serialises them in-process. */
+  lockSubject(accountId: string, subjectKey: string): Promise<void>;
   /** Deletes the thread only if it holds no message (a thread left behind when a message
    *  insert lost a race in a store without rollback). Atomic check and delete. */
   deleteIfEmpty(id: string): Promise<void>;

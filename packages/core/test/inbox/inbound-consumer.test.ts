@@ -397,6 +397,20 @@ describe('inbound consumer: threading', () => {
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(4);
   });
 
+  it('puts new mails with one new subject that arrive together into one thread', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const outcomes = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((who) =>
+        t.deliver('inbound', received({ from: `${who}@x.test`, subject: 'Outage right now' })),
+      ),
+    );
+    expect(outcomes).toEqual(Array(4).fill({ outcome: 'stored' }));
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toHaveLength(1);
+    expect(threads[0]!.messageCount).toBe(4);
+  });
+
   it('honours a configured threading window', async () => {
     const t = setup({ inbox: { threadingWindowDays: 1 } });
     const { owner, account } = await withAccount(t);

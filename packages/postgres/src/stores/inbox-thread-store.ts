@@ -22,6 +22,9 @@ const toThread = (r: ThreadRow): InboxThread => ({
 });
 
 /** Threads; the list is keyset-paginated on (last_message_at, id) in byte order of ids. */
+/** First key of the per-subject threading lock: "thrd". */
+const THREAD_LOCK_CLASS = 0x74687264;
+
 export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore {
   const T = t('inbox_threads');
   const M = t('inbox_messages');
@@ -54,6 +57,13 @@ export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore
          WHERE id = $1`,
         [id, at],
       );
+    },
+    async lockSubject(accountId, subjectKey) {
+      // Transaction-scoped: released at commit. The table name keeps schemas apart.
+      await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        THREAD_LOCK_CLASS,
+        `${T}\n${accountId}\n${subjectKey}`,
+      ]);
     },
     async deleteIfEmpty(id) {
       await db.query(
