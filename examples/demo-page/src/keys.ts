@@ -18,18 +18,13 @@ function parseKeys(text: string, source: string): KeyInput[] {
   if (!Array.isArray(list) || list.length === 0) {
     throw new ConfigError(`${source} must be a JWK or a JWK set {"keys":[...]} with at least one key`);
   }
-  const kids = new Set<string>();
   list.forEach((key, i) => {
     if (!isObject(key) || typeof key.kty !== 'string') {
       throw new ConfigError(`${source}: key ${i + 1} is not a JWK (no "kty")`);
     }
-    if (key.kid === undefined) return;
-    if (typeof key.kid !== 'string' || key.kid === '') {
+    if (key.kid !== undefined && (typeof key.kid !== 'string' || key.kid === '')) {
       throw new ConfigError(`${source}: key ${i + 1} has an empty or non-string "kid"`);
     }
-    // The keyring looks keys up by kid: a repeated kid would hide one of the two keys.
-    if (kids.has(key.kid)) throw new ConfigError(`${source}: kid ${JSON.stringify(key.kid)} is used twice`);
-    kids.add(key.kid);
   });
   return list as KeyInput[];
 }

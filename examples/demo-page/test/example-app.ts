@@ -5,15 +5,18 @@ import { CONTENT_SECURITY_POLICY, type Env } from '../src/index.js';
 
 type StartApp = (env: Env) => Promise<{ url: string; gh: Gatehouse; close(): Promise<void> }>;
 
+/** An example app on a free loopback port, no workers, quiet: what app tests start from. */
+export const TEST_ENV: Env = {
+  PORT: '0',
+  HOST: '127.0.0.1',
+  ORIGIN: 'http://localhost:3000',
+  WORKERS: '0',
+  LOG_LEVEL: 'error',
+};
+
 /** Same scenarios for both example apps: same behaviour, same env vars (CONTRACT.md section 5). */
 export function describeExampleApp(name: string, startApp: StartApp): void {
-  const env: Env = {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    ORIGIN: 'http://localhost:3000',
-    WORKERS: '0',
-    LOG_LEVEL: 'error',
-  };
+  const env = TEST_ENV;
 
   describe(name, () => {
     let app: Awaited<ReturnType<StartApp>>;

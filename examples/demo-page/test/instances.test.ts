@@ -8,6 +8,7 @@ import { NO_SERVER_REASON, schemaName, serverUrl } from '../../../packages/postg
 import { startApp as startExpress } from '../../express-app/src/app.js';
 import { startApp as startFastify } from '../../fastify-app/src/app.js';
 import type { Env } from '../src/index.js';
+import { TEST_ENV } from './example-app.js';
 
 // The README's "Scaling out": app instances on one database (and DATABASE_SCHEMA) accept each
 // other's access tokens exactly when they share JWT_PRIVATE_KEYS. One Express and one Fastify
@@ -36,15 +37,7 @@ describe.skipIf(!server)(
   `example app instances on one Postgres schema${server ? '' : ` (skipped: ${NO_SERVER_REASON})`}`,
   () => {
     const schema = schemaName('examples_instances');
-    const env: Env = {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ORIGIN: 'http://localhost:3000',
-      WORKERS: '0',
-      LOG_LEVEL: 'error',
-      DATABASE_URL: server ?? undefined,
-      DATABASE_SCHEMA: schema,
-    };
+    const env: Env = { ...TEST_ENV, DATABASE_URL: server ?? undefined, DATABASE_SCHEMA: schema };
     const key = generateKey();
     const pool = new pg.Pool({ connectionString: server ?? undefined, max: 1 });
     const apps: App[] = [];

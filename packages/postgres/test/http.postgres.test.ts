@@ -1,9 +1,6 @@
-import { gatehouseRouter } from '@gatehouse/express';
-import { gatehousePlugin } from '@gatehouse/fastify';
-import { describeHttpContract, HOST_ROUTE, listen } from '@gatehouse/testkit';
-import express from 'express';
-import Fastify from 'fastify';
+import { describeHttpContract } from '@gatehouse/testkit';
 import { afterAll, describe, it } from 'vitest';
+import { expressHost, fastifyHost } from './helpers/hosts.js';
 import { contractStores, NO_SERVER_REASON, openTestDatabase, serverUrl } from './helpers/test-db.js';
 
 // The shared HTTP contract, unchanged, through both adapters on Postgres stores with a pool of
@@ -25,29 +22,6 @@ if (!schemas) {
   });
 }
 
-if (schemas)
-  describeHttpContract(
-    'express on postgres',
-    async (gh) => {
-      const app = express();
-      app.use(gatehouseRouter(gh));
-      app.get(HOST_ROUTE.path, (_req, res) => {
-        res.type('text/plain').send(HOST_ROUTE.body);
-      });
-      return listen(app);
-    },
-    { stores: schemas.stores },
-  );
+if (schemas) describeHttpContract('express on postgres', expressHost, { stores: schemas.stores });
 
-if (schemas)
-  describeHttpContract(
-    'fastify on postgres',
-    async (gh) => {
-      const app = Fastify();
-      await app.register(gatehousePlugin, { gatehouse: gh });
-      app.get(HOST_ROUTE.path, async (_req, reply) => reply.type('text/plain').send(HOST_ROUTE.body));
-      const url = await app.listen({ port: 0, host: '127.0.0.1' });
-      return { url, close: () => app.close() };
-    },
-    { stores: schemas.stores },
-  );
+if (schemas) describeHttpContract('fastify on postgres', fastifyHost, { stores: schemas.stores });

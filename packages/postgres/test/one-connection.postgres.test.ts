@@ -1,7 +1,6 @@
-import { gatehouseRouter } from '@gatehouse/express';
-import { describeHttpContract, HOST_ROUTE, listen } from '@gatehouse/testkit';
-import express from 'express';
+import { describeHttpContract } from '@gatehouse/testkit';
 import { afterAll } from 'vitest';
+import { expressHost } from './helpers/hosts.js';
 import { contractStores, openTestDatabase } from './helpers/test-db.js';
 
 // The auth and MFA scenarios of the HTTP contract on a pool of exactly one connection (PGlite
@@ -19,13 +18,6 @@ afterAll(async () => {
 
 describeHttpContract(
   `express on one ${db.kind === 'server' ? 'pooled connection' : 'PGlite connection'}`,
-  async (gh) => {
-    const app = express();
-    app.use(gatehouseRouter(gh));
-    app.get(HOST_ROUTE.path, (_req, res) => {
-      res.type('text/plain').send(HOST_ROUTE.body);
-    });
-    return listen(app);
-  },
+  expressHost,
   { stores: schemas.stores, areas: ['auth', 'mfa'] },
 );

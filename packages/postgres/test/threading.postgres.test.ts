@@ -27,19 +27,12 @@ afterAll(async () => {
 describe('inbound threading across processes', () => {
   it('puts new mails with one new subject, consumed at once by several workers, into one thread', async () => {
     const [first] = instances;
-    const stores = postgresStores({ pool: db.pool, schema: db.schema, listen: false });
     const now = new Date();
-    const owner = (await stores.users.create({
-      id: randomUUID(),
-      email: `${randomUUID()}@users.test`,
+    const { user: owner } = await first!.auth.signup({
       name: 'Owner',
-      passwordHash: 'unused',
-      roles: ['user'],
-      emailVerified: true,
-      disabled: false,
-      createdAt: now,
-      passwordChangedAt: now,
-    }))!;
+      email: `${randomUUID()}@users.test`,
+      password: 'Tangerine-Orbit-Velvet-4821',
+    });
     const address = `desk-${randomUUID()}@acme.test`;
     const account = await first!.inbox.createAccount(owner.id, { address, name: 'Desk' });
 

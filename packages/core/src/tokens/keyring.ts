@@ -111,6 +111,12 @@ export function createKeyring(opts: {
     const alg = loaded[0]!.alg;
     if (loaded.some((k) => k.alg !== alg)) throw new ConfigError('All keys must use one algorithm');
     if (!loaded[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
+    // Keys are looked up by kid: a repeated one would hide one of the two keys.
+    const seen = new Set<string>();
+    for (const { kid } of loaded) {
+      if (seen.has(kid)) throw new ConfigError(`kid ${JSON.stringify(kid)} is used twice`);
+      seen.add(kid);
+    }
     return { alg, signer: loaded[0]!, byKid: new Map(loaded.map((k) => [k.kid, k])) };
   })();
   // Surface a ConfigError on first use, never as an unhandled rejection at start-up

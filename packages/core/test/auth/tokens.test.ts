@@ -120,6 +120,20 @@ describe('access tokens', () => {
     expect(JSON.parse(Buffer.from(fresh.accessToken.split('.')[0]!, 'base64url').toString()).kid).toBe('k2');
   });
 
+  it('refuse a key set where two keys share a kid (one would hide the other)', async () => {
+    const key = () => generateKeyPairSync('ed25519').privateKey;
+    const keyring = createKeyring({
+      keys: [
+        { alg: 'EdDSA', key: key(), kid: 'k1' },
+        { alg: 'EdDSA', key: key(), kid: 'k1' },
+      ],
+      issuer: 'https://gatehouse.test',
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      clock: { now: () => new Date() },
+    });
+    await expect(keyring.jwks()).rejects.toThrow(/"k1" is used twice/);
+  });
+
   it('work with an HS256 secret of 32+ bytes, whose JWKS stays empty', async () => {
     const t = setup({ keys: { alg: 'HS256', secret: randomBytes(32) } });
     const u = await user(t);

@@ -75,6 +75,15 @@ async function pendingLogin(ctx: HttpContext, a: Account, refreshToken?: boolean
   return body;
 }
 
+/** A right TOTP code no longer completes this pending login. */
+async function expectPendingDead(ctx: HttpContext, p: Pending, secret: string): Promise<void> {
+  await expectProblem(
+    await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: totp(secret, ctx.clock) } }),
+    401,
+    'invalid_token',
+  );
+}
+
 async function enrolTotp(
   ctx: HttpContext,
   a: Account,
@@ -496,13 +505,7 @@ export function mfaScenarios(env: HttpEnv): void {
           200,
         );
         ctx.clock.advance(STEP);
-        await expectProblem(
-          await ctx.request('/auth/mfa/verify', {
-            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
-          }),
-          401,
-          'invalid_token',
-        );
+        await expectPendingDead(ctx, p, secret);
       });
 
       it('a TOTP code works once: replaying it on a new pending login answers 401 invalid_code', async () => {
@@ -592,13 +595,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const { secret } = await enrolTotp(ctx, a);
         const p = await pendingLogin(ctx, a);
         ctx.clock.advance(5 * 60_000 + 1000);
-        await expectProblem(
-          await ctx.request('/auth/mfa/verify', {
-            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
-          }),
-          401,
-          'invalid_token',
-        );
+        await expectPendingDead(ctx, p, secret);
       });
 
       it('methodType naming a method the user does not have answers 400 and counts nothing', async () => {
@@ -760,13 +757,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        await expectProblem(
-          await ctx.request('/auth/mfa/verify', {
-            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
-          }),
-          401,
-          'invalid_token',
-        );
+        await expectPendingDead(ctx, p, secret);
       });
 
       it('wrong email codes on route 9 count toward the same limit', async () => {
@@ -832,13 +823,7 @@ export function mfaScenarios(env: HttpEnv): void {
           json: { code: resetCode, password: 'Marmalade-Comet-Lantern-9083' },
         });
         expect(r.status).toBe(204);
-        await expectProblem(
-          await ctx.request('/auth/mfa/verify', {
-            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
-          }),
-          401,
-          'invalid_token',
-        );
+        await expectPendingDead(ctx, p, secret);
       });
 
       it('a password change kills the pending logins of that user', async () => {
@@ -850,13 +835,7 @@ export function mfaScenarios(env: HttpEnv): void {
           bearer: a.access,
         });
         expect(r.status).toBe(204);
-        await expectProblem(
-          await ctx.request('/auth/mfa/verify', {
-            json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
-          }),
-          401,
-          'invalid_token',
-        );
+        await expectPendingDead(ctx, p, secret);
       });
 
       it('bodies are strict: unknown keys, overlong codes and bad methodType answer 400', async () => {

@@ -1,0 +1,24 @@
+import type { Gatehouse } from '@gatehouse/core';
+import { gatehouseRouter } from '@gatehouse/express';
+import { gatehousePlugin } from '@gatehouse/fastify';
+import { HOST_ROUTE, listen } from '@gatehouse/testkit';
+import express from 'express';
+import Fastify from 'fastify';
+
+/** Host apps for the HTTP contract on Postgres: Gatehouse mounted beside one host route. */
+export function expressHost(gh: Gatehouse) {
+  const app = express();
+  app.use(gatehouseRouter(gh));
+  app.get(HOST_ROUTE.path, (_req, res) => {
+    res.type('text/plain').send(HOST_ROUTE.body);
+  });
+  return listen(app);
+}
+
+export async function fastifyHost(gh: Gatehouse) {
+  const app = Fastify();
+  await app.register(gatehousePlugin, { gatehouse: gh });
+  app.get(HOST_ROUTE.path, async (_req, reply) => reply.type('text/plain').send(HOST_ROUTE.body));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => app.close() };
+}
