@@ -22,6 +22,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '3' },
     'no-write': { type: 'boolean', default: false },
+    /** Comma-separated targets to run; the baselines they are compared with run too. */
+    only: { type: 'string' },
   },
 });
 const duration = Number(args.duration);
@@ -101,9 +103,18 @@ async function load(port, seconds) {
   return { rps: result.requests.average, p99: result.latency.p99, total: result.requests.total };
 }
 
-const samples = Object.fromEntries(TARGETS.map((t) => [t, []]));
+const EXPRESS_BASELINE = 'express (bare HMAC route)';
+const only = args.only?.split(',').map((t) => t.trim());
+const RUN = TARGETS.filter(
+  (t) =>
+    !only ||
+    t === BASELINE ||
+    only.includes(t) ||
+    (t === EXPRESS_BASELINE && only.includes('gatehouse + express')),
+);
+const samples = Object.fromEntries(RUN.map((t) => [t, []]));
 for (let round = 1; round <= rounds; round++) {
-  for (const target of TARGETS) {
+  for (const target of RUN) {
     const server = await startServer(SERVER, target);
     try {
       if (warmup > 0) await load(server.port, warmup);
@@ -120,14 +131,13 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-const EXPRESS_BASELINE = 'express (bare HMAC route)';
 /** Each Gatehouse row next to the bare route of its own framework, too (node:http has none). */
 const OWN_BASELINE = { 'gatehouse + fastify': BASELINE, 'gatehouse + express': EXPRESS_BASELINE };
 const isGatehouse = (target) => target.startsWith('gatehouse');
 // Ratios per round (each target against the baseline of the same round), then the median over
 // rounds: on a shared machine the load drifts between rounds.
 const ratioTo = (target, baseline) => median(samples[target].map((r, i) => r.rps / samples[baseline][i].rps));
-const rows = TARGETS.map((target) => {
+const rows = RUN.map((target) => {
   const mid = medianRun(samples[target]);
   const cpus = samples[target].map((r) => r.cpuPerRequest).filter((c) => c !== null);
   return {

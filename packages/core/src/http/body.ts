@@ -17,12 +17,14 @@ async function drainThenRefuse(it: AsyncIterator<Uint8Array | string>, seen: num
 }
 
 /** Reads the raw body, enforcing `limit` while reading so an oversized body is never
- *  buffered whole. A declared Content-Length over the limit is refused before reading. */
-export async function readBody(
+ *  buffered whole. A declared Content-Length over the limit is refused before reading.
+ *  Bytes already at hand come back as they are and a stream as a promise (no promise per
+ *  request where none is needed); what is decided before reading throws at once. */
+export function readBody(
   body: Uint8Array | AsyncIterable<Uint8Array> | null | undefined,
   headers: Record<string, HeaderValue>,
   limit: number,
-): Promise<Uint8Array> {
+): Uint8Array | Promise<Uint8Array> {
   const declared = Number(headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     if (body == null || body instanceof Uint8Array || declared > DRAIN_CAP)
@@ -47,7 +49,6 @@ export async function readBody(
 /** What a Node request stream (IncomingMessage, Fastify's `request.raw`) offers. */
 interface NodeStream {
   on(event: string, fn: (arg?: unknown) => void): unknown;
-  removeListener(event: string, fn: (arg?: unknown) => void): unknown;
   pause(): unknown;
   resume(): unknown;
   readableEnded?: boolean;
@@ -56,12 +57,7 @@ interface NodeStream {
 
 function isNodeStream(body: object): body is NodeStream {
   const s = body as Partial<NodeStream>;
-  return (
-    typeof s.on === 'function' &&
-    typeof s.removeListener === 'function' &&
-    typeof s.pause === 'function' &&
-    typeof s.resume === 'function'
-  );
+  return typeof s.on === 'function' && typeof s.pause === 'function' && typeof s.resume === 'function';
 }
 
 const unreadable = () =>
@@ -77,17 +73,18 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
     const chunks: Uint8Array[] = [];
     let size = 0;
     let over = false;
-    const done = (err: GatehouseError | null) => {
-      stream.removeListener('data', onData);
-      stream.removeListener('end', onEnd);
-      stream.removeListener('error', onGone);
-      stream.removeListener('close', onGone);
-      // A late error (a host's own stream in between) must not become an uncaught exception.
-      stream.on('error', ignore);
+    let settled = false;
+    // The listeners stay once settled (the stream dies with its request): they are no-ops by
+    // then, and the error listener keeps a late error (a host's own stream in between) from
+    // becoming an uncaught exception.
+    const settle = (err: GatehouseError | null) => {
+      if (settled) return;
+      settled = true;
       if (err === null) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       else reject(err);
     };
-    const onData = (chunk: unknown) => {
+    stream.on('data', (chunk) => {
+      if (settled) return;
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
       size += bytes.byteLength;
       if (!over && size <= limit) {
@@ -98,22 +95,21 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
       chunks.length = 0;
       if (size > DRAIN_CAP) {
         stream.pause();
-        done(new GatehouseError('payload_too_large'));
+        settle(new GatehouseError('payload_too_large'));
       }
+    });
+    stream.on('end', () => settle(over ? new GatehouseError('payload_too_large') : null));
+    // An error or a close before `end`: the client went away mid-body. Every request closes
+    // after its end, so nothing is built once settled (an Error costs a stack trace).
+    const gone = () => {
+      if (!settled) settle(over ? new GatehouseError('payload_too_large') : unreadable());
     };
-    const onEnd = () => done(over ? new GatehouseError('payload_too_large') : null);
-    // An error or a close before `end`: the client went away mid-body.
-    const onGone = () => done(over ? new GatehouseError('payload_too_large') : unreadable());
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onGone);
-    stream.on('close', onGone);
+    stream.on('error', gone);
+    stream.on('close', gone);
     // A host may have paused it; a `data` listener alone does not restart a paused stream.
     stream.resume();
   });
 }
-
-const ignore = () => {};
 
 async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];

@@ -20,6 +20,15 @@ export interface HandlerOptions {
   owns: (path: string) => boolean;
 }
 
+/** Request ids only correlate log lines, so a counter behind a per-process random prefix
+ *  does (as Fastify's own request ids do); a UUID per request cost more than the route lookup. */
+const requestIdPrefix = randomUUID().slice(0, 8);
+let requestCount = 0;
+const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}`;
+
+/** The query of a path without one: shared, which the read-only `RouteContext.query` allows. */
+const NO_QUERY = new URLSearchParams();
+
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 function header(headers: Record<string, HeaderValue>, name: string): string | undefined {
@@ -73,11 +82,12 @@ export function createHandler(opts: HandlerOptions) {
     const matched = opts.router.match(req.method.toUpperCase(), path);
     if (!matched) return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
     const { route, params, pattern } = matched;
-    const requestId = randomUUID();
+    const requestId = nextRequestId();
     let ip = '';
     try {
       ip = opts.clientIp(req);
-      const rawBody = await readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
+      const read = readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
+      const rawBody = read instanceof Uint8Array ? read : await read;
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
       const principal = route.auth === 'bearer' ? await opts.authenticate(bearer(req.headers)) : undefined;
       // Raw routes (webhooks) verify a signature before anything looks at the body.
@@ -89,7 +99,7 @@ export function createHandler(opts: HandlerOptions) {
       const reply = await route.handler({
         body,
         params,
-        query: new URLSearchParams(q === -1 ? '' : req.path.slice(q + 1)),
+        query: q === -1 ? NO_QUERY : new URLSearchParams(req.path.slice(q + 1)),
         headers: req.headers,
         rawBody,
         ip,

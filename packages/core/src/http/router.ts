@@ -15,19 +15,22 @@ interface Compiled {
 
 /** Static paths resolve with one Map lookup; parameterised ones by segment match. */
 export class Router {
-  private readonly exact = new Map<string, MatchedRoute>();
+  /** Path -> method -> route: no key string is built per request. */
+  private readonly exact = new Map<string, Map<string, MatchedRoute>>();
   private readonly dynamic: Compiled[] = [];
 
   add(route: RouteDef, fullPath: string): void {
     if (fullPath.includes(':')) {
       this.dynamic.push({ route, pattern: fullPath, segments: fullPath.split('/') });
     } else {
-      this.exact.set(`${route.method} ${fullPath}`, { route, params: {}, pattern: fullPath });
+      const byMethod = this.exact.get(fullPath) ?? new Map<string, MatchedRoute>();
+      byMethod.set(route.method, { route, params: {}, pattern: fullPath });
+      this.exact.set(fullPath, byMethod);
     }
   }
 
   match(method: string, path: string): MatchedRoute | null {
-    const hit = this.exact.get(`${method} ${path}`);
+    const hit = this.exact.get(path)?.get(method);
     if (hit) return hit;
     const parts = path.split('/');
     for (const c of this.dynamic) {
@@ -60,7 +63,7 @@ export class Router {
 
   routes(): MatchedRoute[] {
     return [
-      ...this.exact.values(),
+      ...[...this.exact.values()].flatMap((byMethod) => [...byMethod.values()]),
       ...this.dynamic.map((c) => ({ route: c.route, params: {}, pattern: c.pattern })),
     ];
   }

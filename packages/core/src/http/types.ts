@@ -36,7 +36,8 @@ export interface Principal {
 export interface RouteContext<B = unknown> {
   body: B;
   params: Record<string, string>;
-  query: URLSearchParams;
+  /** Read-only: a request without a query string shares one empty instance. */
+  query: Pick<URLSearchParams, 'get' | 'getAll' | 'has' | 'size' | 'forEach' | 'entries' | 'keys' | 'values'>;
   headers: Record<string, HeaderValue>;
   /** Raw bytes of the body (always set; empty for bodiless requests). */
   rawBody: Uint8Array;

@@ -11,15 +11,47 @@ import type {
 
 const copy = (e: OutboxEvent): OutboxEvent => ({ ...e });
 
+/** Ids look like Postgres's (UUID v4 shape) but carry the event's slot: a random 24-hex-digit
+ *  prefix per store and a 12-hex-digit sequence. Finding an event by id is then an array index,
+ *  not a lookup in a hash map of every event: at 100,000 events a Map insert costs about as much
+ *  as the whole signature check, and the intake path would pay it on every webhook. */
+function idScheme() {
+  const prefix = randomUUID().slice(0, 24);
+  const SEQ_DIGITS = 12;
+  return {
+    idOf: (seq: number) => prefix + seq.toString(16).padStart(SEQ_DIGITS, '0'),
+    /** The sequence an id of this store names; -1 for any other string. */
+    seqOf: (id: string) => {
+      if (id.length !== 36 || !id.startsWith(prefix)) return -1;
+      const tail = id.slice(24);
+      return /^[0-9a-f]{12}$/.test(tail) ? Number.parseInt(tail, 16) : -1;
+    },
+  };
+}
+
 /** In-memory outbox. Every method reads and writes without an `await` in between, so each is
- *  atomic on the one event loop. Pending ids are queued apart so claims never scan finished
- *  events; the queue is an array (cheap on the publish path) that claims compact. */
+ *  atomic on the one event loop. Events sit in an array in publish order (`slots[seq - base]`,
+ *  a hole once purged); pending ones are also queued apart so claims never scan finished events.
+ *  The queue is an array (cheap on the publish path) that claims compact. */
 export function memoryOutboxStore(): OutboxStore {
-  const events = new Map<string, OutboxEvent>();
-  const byKey = new Map<string, string>();
-  /** Ids of events that may be pending (finished ones are dropped at the next claim). */
-  let queue: string[] = [];
+  const { idOf, seqOf } = idScheme();
+  let slots: (OutboxEvent | undefined)[] = [];
+  /** Sequence of `slots[0]`. */
+  let base = 0;
+  /** Events older than `base` that outlived a compaction (dead, pending, or not yet purgeable). */
+  const older = new Map<number, OutboxEvent>();
+  const byKey = new Map<string, number>();
+  /** Sequences of events that may be pending (finished ones are dropped at the next claim). */
+  let queue: number[] = [];
   const listeners = new Set<() => void>();
+
+  const at = (seq: number): OutboxEvent | undefined => (seq < base ? older.get(seq) : slots[seq - base]);
+  const find = (id: string): OutboxEvent | undefined => {
+    const seq = seqOf(id);
+    return seq < 0 ? undefined : at(seq);
+  };
+  /** Every stored event, in publish order. */
+  const present = () => [...older.values(), ...slots.filter((e): e is OutboxEvent => e !== undefined)];
 
   const wake = () => {
     if (listeners.size === 0) return;
@@ -30,7 +62,7 @@ export function memoryOutboxStore(): OutboxStore {
 
   /** The event when `lease` is its current claim. */
   const leased = (id: string, lease: OutboxLease): OutboxEvent | null => {
-    const e = events.get(id);
+    const e = find(id);
     if (e?.status !== 'pending' || e.lockedBy !== lease.workerId || e.attempts !== lease.attempt) {
       return null;
     }
@@ -48,10 +80,11 @@ export function memoryOutboxStore(): OutboxStore {
     async publish(input: NewOutboxEvent, now: Date): Promise<PublishResult> {
       if (input.dedupeKey !== undefined) {
         const existing = byKey.get(input.dedupeKey);
-        if (existing !== undefined) return { id: existing, created: false };
+        if (existing !== undefined) return { id: idOf(existing), created: false };
       }
-      const id = randomUUID();
-      events.set(id, {
+      const seq = base + slots.length;
+      const id = idOf(seq);
+      slots.push({
         id,
         name: input.name,
         payload: input.payload,
@@ -66,8 +99,8 @@ export function memoryOutboxStore(): OutboxStore {
         createdAt: now,
         finishedAt: null,
       });
-      if (input.dedupeKey !== undefined) byKey.set(input.dedupeKey, id);
-      queue.push(id);
+      if (input.dedupeKey !== undefined) byKey.set(input.dedupeKey, seq);
+      queue.push(seq);
       wake();
       return { id, created: true };
     },
@@ -77,11 +110,11 @@ export function memoryOutboxStore(): OutboxStore {
       const wanted = new Set(names);
       const t = now.getTime();
       const due: OutboxEvent[] = [];
-      const kept = new Set<string>();
-      for (const id of queue) {
-        const e = events.get(id);
-        if (e?.status !== 'pending' || kept.has(id)) continue;
-        kept.add(id);
+      const kept = new Set<number>();
+      for (const seq of queue) {
+        const e = at(seq);
+        if (e?.status !== 'pending' || kept.has(seq)) continue;
+        kept.add(seq);
         if (!wanted.has(e.name) || e.availableAt.getTime() > t) continue;
         if (e.lockedUntil !== null && e.lockedUntil.getTime() > t) continue;
         due.push(e);
@@ -126,12 +159,12 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async get(id) {
-      const e = events.get(id);
+      const e = find(id);
       return e ? copy(e) : null;
     },
 
     async listDead({ limit, offset = 0 }) {
-      return [...events.values()]
+      return present()
         .filter((e) => e.status === 'dead')
         .sort((a, b) => b.finishedAt!.getTime() - a.finishedAt!.getTime())
         .slice(offset, offset + limit)
@@ -139,30 +172,52 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async replay(id, now) {
-      const e = events.get(id);
+      const e = find(id);
       if (e?.status !== 'dead') return false;
       e.status = 'pending';
       e.attempts = 0;
       e.availableAt = now;
       e.finishedAt = null;
-      queue.push(id);
+      queue.push(seqOf(id));
       wake();
       return true;
     },
 
     async stats(): Promise<OutboxStats> {
       const s: OutboxStats = { pending: 0, done: 0, dead: 0 };
-      for (const e of events.values()) s[e.status] += 1;
+      for (const e of present()) s[e.status] += 1;
       return s;
     },
 
     async purge(before) {
-      let n = 0;
-      for (const e of events.values()) {
-        if (e.status !== 'done' || e.finishedAt!.getTime() >= before.getTime()) continue;
-        events.delete(e.id);
+      const purgeable = (e: OutboxEvent) => e.status === 'done' && e.finishedAt!.getTime() < before.getTime();
+      const drop = (e: OutboxEvent) => {
         if (e.dedupeKey !== null) byKey.delete(e.dedupeKey);
         n += 1;
+      };
+      let n = 0;
+      for (const [seq, e] of older) {
+        if (!purgeable(e)) continue;
+        older.delete(seq);
+        drop(e);
+      }
+      let live = 0;
+      for (let i = 0; i < slots.length; i++) {
+        const e = slots[i];
+        if (e === undefined) continue;
+        if (!purgeable(e)) {
+          live += 1;
+          continue;
+        }
+        slots[i] = undefined;
+        drop(e);
+      }
+      // Once most slots are holes, the few survivors move to `older` and the array starts
+      // afresh, so memory follows the live events even when an old dead one never goes.
+      if (live * 2 <= slots.length) {
+        for (let i = 0; i < slots.length; i++) if (slots[i] !== undefined) older.set(base + i, slots[i]!);
+        base += slots.length;
+        slots = [];
       }
       return n;
     },

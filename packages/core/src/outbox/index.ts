@@ -206,10 +206,15 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
     return pumping;
   }
 
-  async function publishIfNew(input: PublishInput): Promise<PublishResult> {
-    const r = await store().publish(input, clock.now());
+  /** A started dispatcher delivers what was just published without waiting for its poll. */
+  const wakeOnNew = (r: PublishResult): PublishResult => {
     if (r.created && running) void pump();
     return r;
+  };
+
+  // No `async` wrapper: webhook intake awaits this on every request.
+  function publishIfNew(input: PublishInput): Promise<PublishResult> {
+    return store().publish(input, clock.now()).then(wakeOnNew);
   }
 
   return {

@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer';
+import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { GatehouseContext } from '../context.js';
 import { ConfigError, GatehouseError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
-import type { Outbox } from '../outbox/index.js';
+import type { Outbox, PublishInput } from '../outbox/index.js';
 import { eventNameOf, routeWebhook } from './routing.js';
 import { createSecretReader } from './secrets.js';
 import { checkSignature } from './signature.js';
@@ -70,45 +71,61 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
       'webhook rejected',
     );
 
-  const intake =
-    (kind: WebhookKind | 'auto') =>
-    async (r: RouteContext): Promise<{ status: number; body: z.infer<typeof acknowledgement> }> => {
-      const pending = secrets();
-      const keys = Array.isArray(pending) ? pending : await pending;
-      if (keys.length === 0) {
-        rejected(r, 'not_configured');
-        throw new GatehouseError('webhook_not_configured');
-      }
-      const check = checkSignature({
-        headers: r.headers,
-        rawBody: r.rawBody,
-        keys,
-        nowSeconds: Math.floor(ctx.clock.now().getTime() / 1000),
-        toleranceSeconds,
-        prefixes,
-      });
-      if (!check.ok) {
-        rejected(r, check.reason);
-        throw new GatehouseError('webhook_signature_invalid');
-      }
-      let parsed: { text: string; body: object };
-      try {
-        parsed = parseObject(r.rawBody);
-      } catch (e) {
-        rejected(r, 'not_a_json_object');
-        throw e;
-      }
-      const name = eventNameOf(kind === 'auto' ? routeWebhook(parsed.body) : kind);
-      const { id, created } = await outbox.publishIfNew({
-        name,
-        payload: parsed.text,
-        dedupeKey: check.receipt,
-      });
+  type Acknowledgement = { status: number; body: z.infer<typeof acknowledgement> };
+
+  /** Everything before the publish, synchronously: secret, signature, JSON object, route. */
+  const verified = (kind: WebhookKind | 'auto', r: RouteContext, keys: KeyObject[]) => {
+    if (keys.length === 0) {
+      rejected(r, 'not_configured');
+      throw new GatehouseError('webhook_not_configured');
+    }
+    const check = checkSignature({
+      headers: r.headers,
+      rawBody: r.rawBody,
+      keys,
+      nowSeconds: Math.floor(ctx.clock.now().getTime() / 1000),
+      toleranceSeconds,
+      prefixes,
+    });
+    if (!check.ok) {
+      rejected(r, check.reason);
+      throw new GatehouseError('webhook_signature_invalid');
+    }
+    let parsed: { text: string; body: object };
+    try {
+      parsed = parseObject(r.rawBody);
+    } catch (e) {
+      rejected(r, 'not_a_json_object');
+      throw e;
+    }
+    const name = eventNameOf(kind === 'auto' ? routeWebhook(parsed.body) : kind);
+    return { name, payload: parsed.text, dedupeKey: check.receipt };
+  };
+
+  const publish = (r: RouteContext, event: PublishInput): Promise<Acknowledgement> =>
+    outbox.publishIfNew(event).then(({ id, created }) => {
       ctx.logger.debug(
-        { event: 'webhook_accepted', outboxEventId: id, name, duplicate: !created, requestId: r.requestId },
+        {
+          event: 'webhook_accepted',
+          outboxEventId: id,
+          name: event.name,
+          duplicate: !created,
+          requestId: r.requestId,
+        },
         'webhook accepted',
       );
-      return { status: 202, body: { accepted: true, outboxEventId: id } };
+      return { status: 202, body: { accepted: true as const, outboxEventId: id } };
+    });
+
+  // Not `async`: intake is the hot path, and the one asynchronous step is the publish (or a
+  // settings port that answers with a promise). A refusal throws; the neutral layer maps it.
+  const intake =
+    (kind: WebhookKind | 'auto') =>
+    (r: RouteContext): Promise<Acknowledgement> => {
+      const keys = secrets();
+      return Array.isArray(keys)
+        ? publish(r, verified(kind, r, keys))
+        : keys.then((k) => publish(r, verified(kind, r, k)));
     };
 
   const responses = {

@@ -21,6 +21,13 @@ function field(obj: object, key: string): unknown {
   return Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
 }
 
+function namesInbound(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const lower = value.toLowerCase();
+  for (const m of INBOUND_MARKERS) if (lower.includes(m)) return true;
+  return false;
+}
+
 function isDeliveryType(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   const v = value.toLowerCase();
@@ -37,15 +44,11 @@ function isDeliveryType(value: unknown): boolean {
 export function routeWebhook(body: object): WebhookKind {
   const type = field(body, 'type');
   const event = field(body, 'event');
-  for (const v of [type, event, field(body, 'name')]) {
-    if (typeof v !== 'string') continue;
-    const lower = v.toLowerCase();
-    if (INBOUND_MARKERS.some((m) => lower.includes(m))) return 'inbound';
-  }
+  if (namesInbound(type) || namesInbound(event) || namesInbound(field(body, 'name'))) return 'inbound';
   if (isDeliveryType(type) || isDeliveryType(event)) return 'event';
   const data = field(body, 'data');
   if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-    if (INBOUND_DATA_FIELDS.some((k) => Object.hasOwn(data, k))) return 'inbound';
+    for (const k of INBOUND_DATA_FIELDS) if (Object.hasOwn(data, k)) return 'inbound';
   }
   return typeof type === 'string' ? 'event' : 'inbound';
 }
