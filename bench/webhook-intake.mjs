@@ -104,13 +104,12 @@ async function load(port, seconds) {
 }
 
 const EXPRESS_BASELINE = 'express (bare HMAC route)';
+/** Each Gatehouse row next to the bare route of its own framework, too (node:http has none). */
+const OWN_BASELINE = { 'gatehouse + fastify': BASELINE, 'gatehouse + express': EXPRESS_BASELINE };
 const only = args.only?.split(',').map((t) => t.trim());
+// A subset still runs the baselines its targets are compared with.
 const RUN = TARGETS.filter(
-  (t) =>
-    !only ||
-    t === BASELINE ||
-    only.includes(t) ||
-    (t === EXPRESS_BASELINE && only.includes('gatehouse + express')),
+  (t) => !only || t === BASELINE || only.includes(t) || only.some((o) => OWN_BASELINE[o] === t),
 );
 const samples = Object.fromEntries(RUN.map((t) => [t, []]));
 for (let round = 1; round <= rounds; round++) {
@@ -131,8 +130,6 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-/** Each Gatehouse row next to the bare route of its own framework, too (node:http has none). */
-const OWN_BASELINE = { 'gatehouse + fastify': BASELINE, 'gatehouse + express': EXPRESS_BASELINE };
 const isGatehouse = (target) => target.startsWith('gatehouse');
 // Ratios per round (each target against the baseline of the same round), then the median over
 // rounds: on a shared machine the load drifts between rounds.

@@ -45,11 +45,10 @@ export function memoryOutboxStore(): OutboxStore {
   let queue: number[] = [];
   const listeners = new Set<() => void>();
 
-  const at = (seq: number): OutboxEvent | undefined => (seq < base ? older.get(seq) : slots[seq - base]);
-  const find = (id: string): OutboxEvent | undefined => {
-    const seq = seqOf(id);
-    return seq < 0 ? undefined : at(seq);
-  };
+  /** The event with sequence `seq`; undefined for a purged one or -1 (an id of no event here). */
+  const at = (seq: number): OutboxEvent | undefined =>
+    seq < 0 ? undefined : seq < base ? older.get(seq) : slots[seq - base];
+  const find = (id: string): OutboxEvent | undefined => at(seqOf(id));
   /** Every stored event, in publish order. */
   const present = () => [...older.values(), ...slots.filter((e): e is OutboxEvent => e !== undefined)];
 
@@ -172,20 +171,22 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async replay(id, now) {
-      const e = find(id);
+      const seq = seqOf(id);
+      const e = at(seq);
       if (e?.status !== 'dead') return false;
       e.status = 'pending';
       e.attempts = 0;
       e.availableAt = now;
       e.finishedAt = null;
-      queue.push(seqOf(id));
+      queue.push(seq);
       wake();
       return true;
     },
 
     async stats(): Promise<OutboxStats> {
       const s: OutboxStats = { pending: 0, done: 0, dead: 0 };
-      for (const e of present()) s[e.status] += 1;
+      for (const e of older.values()) s[e.status] += 1;
+      for (const e of slots) if (e !== undefined) s[e.status] += 1;
       return s;
     },
 
