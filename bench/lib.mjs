@@ -1,7 +1,7 @@
 // Shared plumbing of the benchmarks: servers in their own processes, medians, the report file.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const root = new URL('..', import.meta.url);
@@ -14,10 +14,33 @@ export async function built(pkg) {
   return import(entry.href);
 }
 
+let serverCpu = null;
+
+/** Gives the server under test a core of its own: servers started after this run on the last
+ *  CPU, and this process (the load generator) with all its threads on the others. On a small
+ *  machine the two otherwise compete for the same cores, and the ratio then measures how the
+ *  scheduler shares them as much as what each server costs. Returns a description, or null
+ *  where it cannot be done (one CPU, no `taskset`); the benchmark then runs unpinned. */
+export function pinServers() {
+  const n = availableParallelism();
+  if (n < 2) return null;
+  const server = String(n - 1);
+  const client = n === 2 ? '0' : `0-${n - 2}`;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', client, String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  serverCpu = server;
+  return `server on CPU ${server}, load generator on CPU ${client}`;
+}
+
 /** Starts `node <script> <target>` and waits for its `READY <port> [fixtures]` line; fixtures
  *  are base64url JSON. */
 export function startServer(script, target, env = {}) {
-  const child = spawn(process.execPath, [fileURLToPath(script), target], {
+  const argv = [process.execPath, fileURLToPath(script), target];
+  const cpu = serverCpu;
+  const child = spawn(cpu === null ? argv[0] : 'taskset', cpu === null ? argv.slice(1) : ['-c', cpu, ...argv], {
     cwd: fileURLToPath(root),
     env: { ...process.env, ...env, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
