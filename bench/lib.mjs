@@ -39,8 +39,8 @@ export function pinServers() {
  *  are base64url JSON. */
 export function startServer(script, target, env = {}) {
   const argv = [process.execPath, fileURLToPath(script), target];
-  const cpu = serverCpu;
-  const child = spawn(cpu === null ? argv[0] : 'taskset', cpu === null ? argv.slice(1) : ['-c', cpu, ...argv], {
+  const [command, ...rest] = serverCpu === null ? argv : ['taskset', '-c', serverCpu, ...argv];
+  const child = spawn(command, rest, {
     cwd: fileURLToPath(root),
     env: { ...process.env, ...env, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -187,6 +187,9 @@ const verdict = rows
 console.log(`\n${table}\n\nTarget ${TARGET}x: ${verdict}\n`);
 
 if (!args['no-write']) {
+  const placement = pinned
+    ? `Each server runs in its own process on a core of its own (${pinned}), so the\ntwo never compete for a core.`
+    : 'Each server runs in its own process (unpinned).';
   const section = `## Webhook intake
 
 Signed webhook intake (\`bench/webhook-intake.mjs\`, autocannon): \`POST /inbox/webhook\` with a
@@ -195,8 +198,7 @@ Signed webhook intake (\`bench/webhook-intake.mjs\`, autocannon): \`POST /inbox/
 in-memory outbox). Baseline: a bare Fastify route doing only the same HMAC-SHA-256 check and an
 in-memory append. The same work on bare Express (\`express.raw()\`) shows what any Express route
 costs here; the "its framework" column compares each adapter with that bare route of its own
-framework. ${pinned ? `Each server runs in its own process on a core of its own (${pinned}), so the
-two never compete for a core.` : 'Each server runs in its own process (unpinned).'} ${rounds} rounds, each with a fresh process per server, all
+framework. ${placement} ${rounds} rounds, each with a fresh process per server, all
 up at once; the load (${connections} connections) moves between them in ${slice} s slices for ${cycles}
 cycles per round, after ${warmup} s of warm-up each. req/s and p99 are those of each server's
 median slice; a ratio is the median over all cycles of (target / baseline of the same cycle). Target: Gatehouse at 0.8x the
@@ -233,10 +235,10 @@ Three reference servers, measured once in the same way and not kept as targets, 
 In one process without HTTP, \`handle()\` costs about 13 µs per webhook against 6.5 µs for the
 bare handler; through HTTP the gap more than doubles, because every request also runs Node's
 and Fastify's code in between and Gatehouse's longer path finds less of itself in the caches.
-Unpinned (\`--no-pin\`), the load generator takes most of the second core and both servers wait
-for it, which narrows the ratios: the same build measured 0.79x there on 2026-11-23 in a quiet
-hour and 0.58x-0.67x in a busy one. On Postgres (below) the database commit dominates and the same
-pipeline reaches the target.
+Unpinned (\`--no-pin\`), the load generator takes most of the second core and the servers share
+the cores with it; the ratio then depends on the machine and the hour. The same build measured
+0.79x unpinned on a 2-core AMD EPYC machine, and 0.58x-0.67x unpinned on this Intel one. On
+Postgres (below) the database commit dominates and the same pipeline reaches the target.
 
 Measured ${new Date().toISOString().slice(0, 10)} on ${machine()},
 in-memory stores. Absolute numbers depend on the machine; the ratio is the point. Reproduce with
