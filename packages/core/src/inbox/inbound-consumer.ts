@@ -142,7 +142,12 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     const body = parsePayload(event.payload);
     if (!body) return { outcome: 'invalid_payload' };
     const env = readEnvelope(body);
-    let account = await matchAccount(ctx, recipientsOf(env));
+    const named = recipientsOf(env);
+    let account = await matchAccount(ctx, named);
+    // The payload's recipients decide when it names any (CONTRACT.md 4.4): no match finishes
+    // here, without a provider call that could only turn it into provider_not_found or a retry.
+    // Only a payload naming nobody is matched on the fetched mail's headers.
+    if (!account && named.some((r) => r.address !== null)) return { outcome: 'no_account' };
     if (account && env.emailId) {
       // Known and finished: skip the provider fetch entirely.
       const known = await ctx.stores.inboxMessages.findByProviderId(account.id, env.emailId);

@@ -140,9 +140,11 @@ export async function sendReply(
   const base = headerSafe(parent.subject || thread.subject, MAX_SUBJECT - 4);
   const subject = /^re\s*:/i.test(base) ? base : `Re: ${base}`;
   const messageId = `${randomUUID()}@${idDomain(account.address)}`;
-  const references = [
-    ...new Set([...parent.references, ...(parent.messageId ? [parent.messageId] : [])]),
-  ].slice(-20);
+  // RFC 5322 3.6.4: the parent's References, or else its In-Reply-To when that names one id,
+  // then the parent's own Message-ID.
+  const ancestry =
+    parent.references.length > 0 ? parent.references : parent.inReplyTo.length === 1 ? parent.inReplyTo : [];
+  const references = [...new Set([...ancestry, ...(parent.messageId ? [parent.messageId] : [])])].slice(-20);
   const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
   if (parent.messageId) headers['In-Reply-To'] = `<${parent.messageId}>`;
   if (references.length) headers.References = references.map((r) => `<${r}>`).join(' ');

@@ -160,6 +160,17 @@ describe('inbound consumer: body sources', () => {
     });
   });
 
+  it('finishes with no_account without asking the provider when no named recipient has an account', async () => {
+    const t = setup({ provider: fake.config() });
+    await withAccount(t);
+    const asked = fake.requests.length;
+    // The provider does not know this email either: the recipients decide first.
+    expect(
+      await t.deliver('inbound', received({ email_id: 'stranger-1', to: ['nobody@elsewhere.test'] })),
+    ).toEqual({ outcome: 'no_account' });
+    expect(fake.requests.length).toBe(asked);
+  });
+
   it('throws on a provider 5xx so the outbox retries, and the retry stores the message once', async () => {
     const t = setup({ provider: fake.config() });
     const { owner, account } = await withAccount(t);
