@@ -1,6 +1,6 @@
 import { createGatehouse, type Gatehouse, GatehouseError, problemResponse } from '@gatehouse/core';
 import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
-import { gatehousePlugin } from '@gatehouse/fastify';
+import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
 import Fastify from 'fastify';
 
 export interface RunningApp {
@@ -16,7 +16,8 @@ export interface RunningApp {
 export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const config = await readConfig(env);
   const gh = createGatehouse(config.gatehouse);
-  const app = Fastify();
+  // Requests Fastify refuses before routing (a malformed URL) get problem+json under Gatehouse's prefixes too.
+  const app = Fastify({ frameworkErrors: gatehouseFrameworkErrors(gh) });
   await app.register(gatehousePlugin, { gatehouse: gh });
   // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
   app.setNotFoundHandler((_req, reply) => {

@@ -1,8 +1,40 @@
 import type { Gatehouse, NeutralRequest } from '@gatehouse/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+type Handles = Pick<Gatehouse, 'handle'>;
 
 export interface GatehousePluginOptions {
   gatehouse: Pick<Gatehouse, 'handle' | 'prefixes'>;
+}
+
+const toNeutral = (
+  request: FastifyRequest,
+  prefix: string,
+  body: NeutralRequest['body'],
+): NeutralRequest => ({
+  method: request.method,
+  path: request.url.slice(prefix.length),
+  headers: request.headers,
+  body,
+  ip: request.socket.remoteAddress,
+});
+
+/** Callback style, not `async`: Fastify waits for `reply.send`, and each request is spared a
+ *  handler promise and the thenable `reply` it would resolve to. `handle` never rejects (errors
+ *  become problems); should it, Fastify answers its 500. `outside` runs for a path the core
+ *  does not own. */
+function answer(gh: Handles, reply: FastifyReply, req: NeutralRequest, outside: () => void): void {
+  gh.handle(req).then(
+    (out) => {
+      if (out === null) outside();
+      else
+        reply
+          .code(out.status)
+          .headers(out.headers)
+          .send(out.body ?? undefined);
+    },
+    (err: unknown) => reply.send(err),
+  );
 }
 
 /** Fastify 5 plugin serving every Gatehouse route under `gatehouse.prefixes` (inside the
@@ -21,35 +53,16 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
   fastify.addContentTypeParser('application/json', untouched);
   fastify.addContentTypeParser('*', untouched);
 
-  const toNeutral = (request: FastifyRequest, body: NeutralRequest['body']): NeutralRequest => ({
-    method: request.method,
-    path: request.url.slice(prefix.length),
-    headers: request.headers,
-    body,
-    ip: request.socket.remoteAddress,
-  });
-
-  /** Callback style, not `async`: Fastify waits for `reply.send`, and each request is spared
-   *  a handler promise and the thenable `reply` it would resolve to. `handle` never rejects
-   *  (errors become problems); should it, Fastify answers its 500. */
-  function answer(reply: FastifyReply, req: NeutralRequest): void {
-    gh.handle(req).then(
-      (out) => {
-        // Routes are registered under the prefixes only, so a null means a path the core does not own.
-        if (out === null) reply.callNotFound();
-        else
-          reply
-            .code(out.status)
-            .headers(out.headers)
-            .send(out.body ?? undefined);
-      },
-      (err: unknown) => reply.send(err),
-    );
-  }
-
   // No parser ran when there was no body: the untouched request stream is the (empty) body.
+  // Routes are registered under the prefixes only, so a null answer means a path the core does
+  // not own: Fastify's not-found handling takes it.
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    answer(reply, toNeutral(request, (request.body as NeutralRequest['body']) ?? request.raw));
+    answer(
+      gh,
+      reply,
+      toNeutral(request, prefix, (request.body as NeutralRequest['body']) ?? request.raw),
+      () => reply.callNotFound(),
+    );
 
   for (const p of gh.prefixes) {
     fastify.all(p, handler);
@@ -60,7 +73,28 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
   // body. The stream is still unread: let the core answer, as it does behind Express.
   fastify.setErrorHandler((error: { code?: string }, request, reply) => {
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-      return answer(reply, toNeutral(request, request.raw));
+      return answer(gh, reply, toNeutral(request, prefix, request.raw), () => reply.callNotFound());
     throw error;
   });
+}
+
+/** For `Fastify({ frameworkErrors })`: Fastify refuses some requests before routing (a
+ *  malformed URL, an over-long route parameter), so no plugin sees them, and answers with its
+ *  own JSON body. This hands them to Gatehouse, which answers problem+json under its prefixes
+ *  as it does behind Express; paths it does not own go to `fallback` (default: Fastify's 400
+ *  error body). `prefix` is the plugin's register prefix, if any. */
+export function gatehouseFrameworkErrors(
+  gatehouse: Handles,
+  options: {
+    prefix?: string;
+    fallback?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+  } = {},
+) {
+  const { prefix = '', fallback = (error, _request, reply) => reply.code(400).send(error) } = options;
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const outside = () => fallback(error, request, reply);
+    if (request.url.startsWith(prefix))
+      answer(gatehouse, reply, toNeutral(request, prefix, request.raw), outside);
+    else outside();
+  };
 }

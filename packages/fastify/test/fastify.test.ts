@@ -1,5 +1,5 @@
 import { createGatehouse, type Gatehouse } from '@gatehouse/core';
-import { gatehousePlugin } from '@gatehouse/fastify';
+import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
 import { expectProblem } from '@gatehouse/testkit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,9 +8,9 @@ let gh: Gatehouse;
 let app: FastifyInstance;
 let url: string;
 
-async function start(build: (app: FastifyInstance) => Promise<void>) {
+async function start(build: (app: FastifyInstance) => Promise<void>, withFrameworkErrors = false) {
   gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
-  app = Fastify();
+  app = Fastify(withFrameworkErrors ? { frameworkErrors: gatehouseFrameworkErrors(gh) } : {});
   await build(app);
   url = await app.listen({ port: 0, host: '127.0.0.1' });
 }
@@ -56,6 +56,18 @@ describe('gatehousePlugin', () => {
       body: '{}',
     });
     await expectProblem(res, 404, 'not_found');
+  });
+
+  it('answers a malformed URL under its prefixes with a problem when the host passes frameworkErrors', async () => {
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh });
+    }, true);
+    const bad = await fetch(`${url}/inbox/webhook/%E0%A4%A`, { method: 'POST', body: '{}' });
+    await expectProblem(bad, 404, 'not_found');
+    // Elsewhere the host keeps Fastify's own answer.
+    const elsewhere = await fetch(`${url}/elsewhere/%E0%A4%A`);
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.headers.get('content-type')).not.toMatch(/problem/);
   });
 
   it('registers routes only under the Gatehouse prefixes', async () => {
