@@ -2,8 +2,6 @@
 const MAX_IDS = 50;
 /** Longest message id kept (a header line). */
 const MAX_ID = 998;
-/** Shortest local part matched on its own: shorter ones (`1@a`) would match unrelated mail. */
-const MIN_LOCAL_PART = 8;
 
 /** A message id without angle brackets and white space; `null` when nothing is left. */
 export function bareId(id: string): string | null {
@@ -33,7 +31,9 @@ export function parseIdList(value: unknown): string[] {
 }
 
 /** Matching keys of message ids: each id whole and by local part (before the last `@`),
- *  lower case. Two ids match when their key sets meet. */
+ *  lower case. Two ids match when their key sets meet. Every local part counts, short ones too
+ *  (CONTRACT.md 4.4 sets no minimum): a provider's short id must still meet the Message-ID that
+ *  carries it, and only outbound messages of the same account are ever compared. */
 export function threadKeys(ids: Array<string | null | undefined>): string[] {
   const keys = new Set<string>();
   for (const raw of ids) {
@@ -42,7 +42,7 @@ export function threadKeys(ids: Array<string | null | undefined>): string[] {
     const lower = id.toLowerCase();
     keys.add(lower);
     const at = lower.lastIndexOf('@');
-    if (at >= MIN_LOCAL_PART) keys.add(lower.slice(0, at));
+    if (at > 0) keys.add(lower.slice(0, at));
   }
   return [...keys];
 }

@@ -54,12 +54,16 @@ describe('message ids', () => {
     expect(bareId('<abc@x>')).toBe('abc@x');
   });
 
-  it('keys ids whole and by a long enough local part, case-insensitively', () => {
-    expect(threadKeys(['<ABCDEF12-3456@Mail.Example>', 'short@x'])).toEqual([
+  it('keys ids whole and by local part, short ones too, case-insensitively', () => {
+    expect(threadKeys(['<ABCDEF12-3456@Mail.Example>', 'p1@x', '@x'])).toEqual([
       'abcdef12-3456@mail.example',
       'abcdef12-3456',
-      'short@x',
+      'p1@x',
+      'p1',
+      '@x',
     ]);
+    // A provider's short id meets the Message-ID that carries it.
+    expect(threadKeys(['<P1@resend.dev>']).some((k) => threadKeys(['p1']).includes(k))).toBe(true);
     const provider = threadKeys(['56761188-7520-42d8-8898-ff6fc54ce618']);
     const header = threadKeys(['<56761188-7520-42d8-8898-FF6FC54CE618@email.amazonses.com>']);
     expect(header.some((k) => provider.includes(k))).toBe(true);
