@@ -14,13 +14,11 @@ export async function built(pkg) {
   return import(entry.href);
 }
 
-let serverCpu = null;
-
-/** Gives the server under test a core of its own: servers started after this run on the last
- *  CPU, and this process (the load generator) with all its threads on the others. On a small
- *  machine the two otherwise compete for the same cores, and the ratio then measures how the
- *  scheduler shares them as much as what each server costs. Returns a description, or null
- *  where it cannot be done (one CPU, no `taskset`); the benchmark then runs unpinned. */
+/** Gives the server under test a core of its own: pins this process (the load generator) with
+ *  all its threads to every CPU but the last, and returns the last one for `startServer`. On a
+ *  small machine the two otherwise compete for the same cores, and the ratio then measures how
+ *  the scheduler shares them as much as what each server costs. Null where it cannot be done
+ *  (one CPU, no `taskset`); the benchmark then runs unpinned. */
 export function pinServers() {
   const n = availableParallelism();
   if (n < 2) return null;
@@ -31,15 +29,14 @@ export function pinServers() {
   } catch {
     return null;
   }
-  serverCpu = server;
-  return `server on CPU ${server}, load generator on CPU ${client}`;
+  return { cpu: server, description: `server on CPU ${server}, load generator on CPU ${client}` };
 }
 
-/** Starts `node <script> <target>` and waits for its `READY <port> [fixtures]` line; fixtures
- *  are base64url JSON. */
-export function startServer(script, target, env = {}) {
+/** Starts `node <script> <target>` (on CPU `cpu` when given, see pinServers) and waits for its
+ *  `READY <port> [fixtures]` line; fixtures are base64url JSON. */
+export function startServer(script, target, env = {}, cpu = null) {
   const argv = [process.execPath, fileURLToPath(script), target];
-  const [command, ...rest] = serverCpu === null ? argv : ['taskset', '-c', serverCpu, ...argv];
+  const [command, ...rest] = cpu === null ? argv : ['taskset', '-c', cpu, ...argv];
   const child = spawn(command, rest, {
     cwd: fileURLToPath(root),
     env: { ...process.env, ...env, NODE_ENV: 'production' },

@@ -125,12 +125,12 @@ const RUN = TARGETS.filter(
   (t) => !only || t === BASELINE || only.includes(t) || only.some((o) => OWN_BASELINE[o] === t),
 );
 const pinned = args['no-pin'] ? null : pinServers();
-console.log(pinned ?? 'unpinned: servers and load generator share the cores');
+console.log(pinned?.description ?? 'unpinned: servers and load generator share the cores');
 const samples = Object.fromEntries(RUN.map((t) => [t, []]));
 for (let round = 1; round <= rounds; round++) {
   const servers = {};
   try {
-    for (const target of RUN) servers[target] = await startServer(SERVER, target);
+    for (const target of RUN) servers[target] = await startServer(SERVER, target, {}, pinned?.cpu ?? null);
     for (const target of RUN) if (warmup > 0) await load(servers[target].port, warmup);
     for (let cycle = 0; cycle < cycles; cycle++) {
       // Rotating the order spreads any bias of going first or last over all targets.
@@ -188,7 +188,7 @@ console.log(`\n${table}\n\nTarget ${TARGET}x: ${verdict}\n`);
 
 if (!args['no-write']) {
   const placement = pinned
-    ? `Each server runs in its own process on a core of its own (${pinned}), so the\ntwo never compete for a core.`
+    ? `Each server runs in its own process on a core of its own (${pinned.description}), so the\ntwo never compete for a core.`
     : 'Each server runs in its own process (unpinned).';
   const section = `## Webhook intake
 

@@ -19,14 +19,23 @@ const toNeutral = (
   ip: request.socket.remoteAddress,
 });
 
+/** Routes are registered under the prefixes only, so a path the core does not own goes to
+ *  Fastify's not-found handling. */
+const notFound = (reply: FastifyReply) => reply.callNotFound();
+
 /** Callback style, not `async`: Fastify waits for `reply.send`, and each request is spared a
  *  handler promise and the thenable `reply` it would resolve to. `handle` never rejects (errors
- *  become problems); should it, Fastify answers its 500. `outside` runs for a path the core
- *  does not own. */
-function answer(gh: Handles, reply: FastifyReply, req: NeutralRequest, outside: () => void): void {
+ *  become problems); should it, Fastify answers its 500. `outside` takes a path the core does
+ *  not own (a shared function by default: no closure per request). */
+function answer(
+  gh: Handles,
+  reply: FastifyReply,
+  req: NeutralRequest,
+  outside: (reply: FastifyReply) => void = notFound,
+): void {
   gh.handle(req).then(
     (out) => {
-      if (out === null) outside();
+      if (out === null) outside(reply);
       else
         reply
           .code(out.status)
@@ -54,15 +63,8 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
   fastify.addContentTypeParser('*', untouched);
 
   // No parser ran when there was no body: the untouched request stream is the (empty) body.
-  // Routes are registered under the prefixes only, so a null answer means a path the core does
-  // not own: Fastify's not-found handling takes it.
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    answer(
-      gh,
-      reply,
-      toNeutral(request, prefix, (request.body as NeutralRequest['body']) ?? request.raw),
-      () => reply.callNotFound(),
-    );
+    answer(gh, reply, toNeutral(request, prefix, (request.body as NeutralRequest['body']) ?? request.raw));
 
   for (const p of gh.prefixes) {
     fastify.all(p, handler);
@@ -73,7 +75,7 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
   // body. The stream is still unread: let the core answer, as it does behind Express.
   fastify.setErrorHandler((error: { code?: string }, request, reply) => {
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-      return answer(gh, reply, toNeutral(request, prefix, request.raw), () => reply.callNotFound());
+      return answer(gh, reply, toNeutral(request, prefix, request.raw));
     throw error;
   });
 }

@@ -191,12 +191,12 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async purge(before) {
+      let n = 0;
       const purgeable = (e: OutboxEvent) => e.status === 'done' && e.finishedAt!.getTime() < before.getTime();
       const drop = (e: OutboxEvent) => {
         if (e.dedupeKey !== null) byKey.delete(e.dedupeKey);
         n += 1;
       };
-      let n = 0;
       for (const [seq, e] of older) {
         if (!purgeable(e)) continue;
         older.delete(seq);
