@@ -90,6 +90,7 @@ export function createHandler(opts: HandlerOptions) {
       const rawBody = read instanceof Uint8Array ? read : await read;
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
       const principal = route.auth === 'bearer' ? await opts.authenticate(bearer(req.headers)) : undefined;
+      if (route.authorize) await route.authorize({ principal: principal as Principal, params });
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       const body = route.raw
         ? undefined

@@ -66,6 +66,9 @@ export interface RouteDef<B = any> {
   auth: 'none' | 'bearer';
   /** zod schema of the JSON body; absent = the body is ignored. */
   body?: ZodType<B>;
+  /** Access check of a bearer route, run before the body is validated: a caller without
+   *  access gets its 403/404 and learns nothing from validation. Throws to refuse. */
+  authorize?(ctx: { principal: Principal; params: Record<string, string> }): Promise<unknown>;
   /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */
   raw?: boolean;
   /** Max body bytes; defaults to the area's limit. */

@@ -63,8 +63,9 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       accountId: string,
       input: { email: string; role: InboxRole },
     ): Promise<{ member: MemberView; created: boolean }> {
-      const body = validate(addMemberBody, input);
+      // Access before validation: a caller without access learns nothing from a field error.
       await requireAccount(ctx, userId, accountId, 'owner');
+      const body = validate(addMemberBody, input);
       const user = await ctx.stores.users.findByEmail(canonicalAddress(body.email));
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
@@ -136,8 +137,8 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       threadId: string,
       input: { text: string; html?: string },
     ): Promise<MessageView> {
-      const body = validate(replyBody, input);
       const { thread, account } = await requireThread(ctx, userId, threadId);
+      const body = validate(replyBody, input);
       return withAttachments(ctx, await sendReply(ctx, account, thread, body));
     },
 

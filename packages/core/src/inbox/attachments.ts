@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { AttachmentSource } from './inbound-mail.js';
+import { ProviderError } from './provider-client.js';
 
 /** File key of an attachment: derived from the message id and the source key, so a retried
  *  event overwrites its own file instead of leaving a second copy; no sender text in it. */
@@ -9,34 +10,45 @@ export function fileKeyFor(messageId: string, sourceKey: string): string {
   return createHash('sha256').update(`${messageId}\n${sourceKey}`).digest('hex').slice(0, 40);
 }
 
+/** A download that would fail the same way again (too large, no usable link). */
+const permanent = (e: unknown) => e instanceof ProviderError && e.permanent;
+
 /** Stores each attachment through the file port, best-effort: a failure is logged with the
- *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped. */
+ *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped.
+ *  Returns how many could not be downloaded for now (provider 5xx, network, any failure but a
+ *  permanent one): the caller has the event retried for them (CONTRACT.md 4.4, as the message
+ *  fetch is). A failed store through the file port is not retried. */
 export async function storeAttachments(
   ctx: GatehouseContext,
   maxBytes: number,
   message: InboxMessage,
   sources: AttachmentSource[],
   outboxEventId: string,
-): Promise<void> {
+): Promise<{ pending: number }> {
+  let pending = 0;
   for (const [index, source] of sources.entries()) {
     const fields = { outboxEventId, messageId: message.id, attachment: index };
+    const skip = (reason: Record<string, unknown>) =>
+      ctx.logger.warn({ event: 'inbox_attachment_failed', ...fields, ...reason }, 'attachment not stored');
+    let bytes: Uint8Array | null;
     try {
       if (await ctx.stores.inboxAttachments.findBySource(message.id, source.sourceKey)) continue;
-      const bytes = await source.load();
-      if (bytes === null) {
-        ctx.logger.warn(
-          { event: 'inbox_attachment_failed', ...fields, reason: 'not_found' },
-          'attachment not stored',
-        );
-        continue;
-      }
-      if (bytes.byteLength > maxBytes) {
-        ctx.logger.warn(
-          { event: 'inbox_attachment_failed', ...fields, reason: 'too_large' },
-          'attachment not stored',
-        );
-        continue;
-      }
+      bytes = await source.load();
+    } catch (e) {
+      const later = !permanent(e);
+      if (later) pending++;
+      skip({ err: e instanceof Error ? e.message : String(e), retry: later });
+      continue;
+    }
+    if (bytes === null) {
+      skip({ reason: 'not_found' });
+      continue;
+    }
+    if (bytes.byteLength > maxBytes) {
+      skip({ reason: 'too_large' });
+      continue;
+    }
+    try {
       const fileKey = fileKeyFor(message.id, source.sourceKey);
       await ctx.files.put(fileKey, bytes, { contentType: source.contentType });
       await ctx.stores.inboxAttachments.insert({
@@ -53,10 +65,8 @@ export async function storeAttachments(
         createdAt: ctx.clock.now(),
       });
     } catch (e) {
-      ctx.logger.warn(
-        { event: 'inbox_attachment_failed', ...fields, err: e instanceof Error ? e.message : String(e) },
-        'attachment not stored',
-      );
+      skip({ err: e instanceof Error ? e.message : String(e) });
     }
   }
+  return { pending };
 }

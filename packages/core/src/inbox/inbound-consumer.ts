@@ -133,9 +133,10 @@ async function storeInbound(
 
 /** Consumer of `inbox.mail.webhook.inbound.received` (CONTRACT.md 4.4): account by recipient,
  *  de-duplication by provider id, threading, body from provider/payload/raw MIME, attachments
- *  best-effort, then one notification per owner/member. A retried event resumes where the
- *  last attempt stopped and repeats nothing. Outcomes: `stored`, `resumed`, `duplicate`,
- *  `no_account`, `provider_not_found`, `invalid_payload`. */
+ *  best-effort, then one notification per owner/member. A download the provider failed (5xx,
+ *  network) has the event retried after that, for the missing attachments only. A retried
+ *  event resumes where the last attempt stopped and repeats nothing. Outcomes: `stored`,
+ *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
   return async (event: DeliveredEvent) => {
@@ -175,10 +176,18 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       : await storeInbound(ctx, opts, serial, account, mail, providerMessageId);
     if (message.processedAt) return { outcome: 'duplicate' };
 
-    await storeAttachments(ctx, opts.maxAttachmentBytes, message, mail.attachments, event.id);
+    const { pending } = await storeAttachments(
+      ctx,
+      opts.maxAttachmentBytes,
+      message,
+      mail.attachments,
+      event.id,
+    );
     if (!(await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id))) {
       throw new Error('notification failed');
     }
+    // The message is readable and its members told; the retry fetches only what is missing.
+    if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);
     await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());
     ctx.logger.info(
       { event: 'inbox_message_stored', outboxEventId: event.id, messageId: message.id, source: mail.source },

@@ -23,12 +23,14 @@ export interface ProviderConfig {
   maxAttachmentBytes?: number;
 }
 
-/** A provider call failed in a way worth retrying later (network, timeout, 5xx, a refusal).
- *  Carries no token, URL query or body. */
+/** A provider call failed. Carries no token, URL query or body. */
 export class ProviderError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** Another attempt would fail the same way (an id or answer the client refuses, not a
+     *  status: a 401/403 may be a token fixed later, an expired download link is renewed). */
+    readonly permanent = false,
   ) {
     super(message);
     this.name = 'ProviderError';
@@ -42,7 +44,7 @@ const MAX_ID = 256;
 function segment(id: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID || /[\u0000-\u001f]/.test(id)) {
-    throw new ProviderError('invalid provider id');
+    throw new ProviderError('invalid provider id', undefined, true);
   }
   return encodeURIComponent(id);
 }
@@ -51,7 +53,7 @@ async function readCapped(res: Response, max: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) {
     await res.body?.cancel();
-    throw new ProviderError('provider answer too large');
+    throw new ProviderError('provider answer too large', undefined, true);
   }
   if (!res.body) return new Uint8Array();
   const reader = res.body.getReader();
@@ -63,7 +65,7 @@ async function readCapped(res: Response, max: number): Promise<Uint8Array> {
     size += value.byteLength;
     if (size > max) {
       await reader.cancel();
-      throw new ProviderError('provider answer too large');
+      throw new ProviderError('provider answer too large', undefined, true);
     }
     chunks.push(value);
   }
@@ -155,7 +157,11 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       return { status: res.status, body, contentType: res.headers.get('content-type') };
     } catch (e) {
       if (e instanceof ProviderError) throw e;
-      throw new ProviderError(signal.aborted ? 'provider timed out' : 'provider unreachable');
+      throw new ProviderError(
+        signal.aborted ? 'provider timed out' : 'provider unreachable',
+        undefined,
+        true,
+      );
     }
   }
 
@@ -191,10 +197,14 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       try {
         url = new URL(link ?? '');
       } catch {
-        throw new ProviderError('attachment has no download_url');
+        throw new ProviderError('attachment has no download_url', undefined, true);
       }
       if (url.protocol !== 'https:' && url.origin !== base.origin) {
-        throw new ProviderError('download_url refused: not https and not the provider API origin');
+        throw new ProviderError(
+          'download_url refused: not https and not the provider API origin',
+          undefined,
+          true,
+        );
       }
       const r = await call(url, { headers: { accept: '*/*' } }, maxAttachment);
       if (r.status === 404) return null;

@@ -182,7 +182,7 @@ describe('inbound consumer: body sources', () => {
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
   });
 
-  it('stores the other attachments when one fails, logs the event id, and adds none twice on retry', async () => {
+  it('stores the other attachments when one download fails with a 5xx, notifies, and retries for the missing one only', async () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config(), logger });
     const { owner, account } = await withAccount(t);
@@ -195,11 +195,12 @@ describe('inbound consumer: body sources', () => {
       ],
     });
     fake.fail(/attachments\/broken$/, { status: 500 });
-    t.notifier.failuresLeft = 1; // forces a retry after the attachments
     const payload = received({ email_id: 'p-att' });
-    await expect(t.deliver('inbound', payload, { id: 'e-att' })).rejects.toThrow();
+    await expect(t.deliver('inbound', payload, { id: 'e-att' })).rejects.toThrow(/attachment/);
     const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
-    expect(failed?.obj).toMatchObject({ outboxEventId: 'e-att', attachment: 1 });
+    expect(failed?.obj).toMatchObject({ outboxEventId: 'e-att', attachment: 1, retry: true });
+    // Readable and announced before the retry: only the attachment waits.
+    expect(t.notifier.sent).toHaveLength(1);
 
     fake.clearFaults();
     expect(await t.deliver('inbound', payload, { id: 'e-att', attempt: 2 })).toEqual({ outcome: 'resumed' });
@@ -208,6 +209,25 @@ describe('inbound consumer: body sources', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt', 'c.txt', 'b.txt']);
     expect(t.notifier.sent).toHaveLength(1);
+  });
+
+  it('does not retry for an attachment that would fail the same way again (over the size cap)', async () => {
+    const logger = new RecordingLogger();
+    const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });
+    const { owner, account } = await withAccount(t);
+    fake.emails.set('p-big', {
+      text: 'see attached',
+      attachments: [
+        { id: 'big', filename: 'a.txt', contentType: 'text/plain', bytes: Buffer.from('too large') },
+        { id: 'small', filename: 'b.txt', contentType: 'text/plain', bytes: Buffer.from('b') },
+      ],
+    });
+    expect(await t.deliver('inbound', received({ email_id: 'p-big' }))).toEqual({ outcome: 'stored' });
+    const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
+    expect(failed?.obj).toMatchObject({ attachment: 0, retry: false });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['b.txt']);
   });
 
   it('accepts base64 attachment content given inline in a payload', async () => {

@@ -97,6 +97,8 @@ describe('inbox API: threads and attachments', () => {
     expect(await problem(t.gh.inbox.getThread(stranger.id, thread!.id))).toBe('forbidden');
     expect(await problem(t.gh.inbox.getAttachment(stranger.id, attachmentId))).toBe('forbidden');
     expect(await problem(t.gh.inbox.reply(stranger.id, thread!.id, { text: 'hi' }))).toBe('forbidden');
+    // Access before validation: a stranger's invalid input is refused as a stranger's.
+    expect(await problem(t.gh.inbox.reply(stranger.id, thread!.id, { text: '' }))).toBe('forbidden');
     expect(await problem(t.gh.inbox.listThreads(owner.id, 'nope'))).toBe('not_found');
     expect(await problem(t.gh.inbox.getThread(owner.id, 'nope'))).toBe('not_found');
     expect(await problem(t.gh.inbox.getAttachment(owner.id, 'nope'))).toBe('not_found');

@@ -177,6 +177,15 @@ export function inboxScenarios(env: HttpEnv): void {
         json: { email: stranger.email, role: 'owner' },
       });
       await expectProblem(addByMember, 403, 'forbidden');
+      // Access is checked before the body: a member learns nothing from a field error.
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, {
+          bearer: member.token,
+          json: { email: 'not an email', role: 'admin' },
+        }),
+        403,
+        'forbidden',
+      );
       await expectProblem(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: stranger.token }),
         403,
@@ -327,6 +336,11 @@ export function inboxScenarios(env: HttpEnv): void {
           bearer: stranger.token,
           json: { text: 'x' },
         }),
+        403,
+        'forbidden',
+      );
+      await expectProblem(
+        await ctx.request(`/inbox/threads/${threadId}/reply`, { bearer: stranger.token, json: { html: 1 } }),
         403,
         'forbidden',
       );
