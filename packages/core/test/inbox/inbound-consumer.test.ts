@@ -182,18 +182,27 @@ describe('inbound consumer: body sources', () => {
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
   });
 
+  /** A provider email with text attachments: `[id, filename, content]`. */
+  const withTextFiles = (emailId: string, files: Array<[string, string, string]>) =>
+    fake.emails.set(emailId, {
+      text: 'see attached',
+      attachments: files.map(([id, filename, content]) => ({
+        id,
+        filename,
+        contentType: 'text/plain',
+        bytes: Buffer.from(content),
+      })),
+    });
+
   it('stores the other attachments when one download fails with a 5xx, notifies, and retries for the missing one only', async () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config(), logger });
     const { owner, account } = await withAccount(t);
-    fake.emails.set('p-att', {
-      text: 'see attached',
-      attachments: [
-        { id: 'ok-1', filename: 'a.txt', contentType: 'text/plain', bytes: Buffer.from('a') },
-        { id: 'broken', filename: 'b.txt', contentType: 'text/plain', bytes: Buffer.from('b') },
-        { id: 'ok-2', filename: 'c.txt', contentType: 'text/plain', bytes: Buffer.from('c') },
-      ],
-    });
+    withTextFiles('p-att', [
+      ['ok-1', 'a.txt', 'a'],
+      ['broken', 'b.txt', 'b'],
+      ['ok-2', 'c.txt', 'c'],
+    ]);
     fake.fail(/attachments\/broken$/, { status: 500 });
     const payload = received({ email_id: 'p-att' });
     await expect(t.deliver('inbound', payload, { id: 'e-att' })).rejects.toThrow(/attachment/);
@@ -215,13 +224,10 @@ describe('inbound consumer: body sources', () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });
     const { owner, account } = await withAccount(t);
-    fake.emails.set('p-big', {
-      text: 'see attached',
-      attachments: [
-        { id: 'big', filename: 'a.txt', contentType: 'text/plain', bytes: Buffer.from('too large') },
-        { id: 'small', filename: 'b.txt', contentType: 'text/plain', bytes: Buffer.from('b') },
-      ],
-    });
+    withTextFiles('p-big', [
+      ['big', 'a.txt', 'too large'],
+      ['small', 'b.txt', 'b'],
+    ]);
     expect(await t.deliver('inbound', received({ email_id: 'p-big' }))).toEqual({ outcome: 'stored' });
     const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
     expect(failed?.obj).toMatchObject({ attachment: 0, retry: false });
