@@ -157,11 +157,7 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       return { status: res.status, body, contentType: res.headers.get('content-type') };
     } catch (e) {
       if (e instanceof ProviderError) throw e;
-      throw new ProviderError(
-        signal.aborted ? 'provider timed out' : 'provider unreachable',
-        undefined,
-        true,
-      );
+      throw new ProviderError(signal.aborted ? 'provider timed out' : 'provider unreachable');
     }
   }
 

@@ -220,6 +220,19 @@ describe('inbound consumer: body sources', () => {
     expect(t.notifier.sent).toHaveLength(1);
   });
 
+  it('retries for an attachment whose download timed out', async () => {
+    const t = setup({ provider: fake.config({ timeoutMs: 100 }) });
+    const { owner, account } = await withAccount(t);
+    withTextFiles('p-slow', [['slow', 'a.txt', 'a']]);
+    fake.fail(/attachments\/slow$/, { delayMs: 300, times: 1 });
+    const payload = received({ email_id: 'p-slow' });
+    await expect(t.deliver('inbound', payload, { id: 'e-slow' })).rejects.toThrow(/attachment/);
+    expect(await t.deliver('inbound', payload, { id: 'e-slow', attempt: 2 })).toEqual({ outcome: 'resumed' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt']);
+  });
+
   it('does not retry for an attachment that would fail the same way again (over the size cap)', async () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });
