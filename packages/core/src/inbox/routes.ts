@@ -1,7 +1,5 @@
-import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { RouteDef } from '../http/types.js';
-import { requireAccount, requireThread } from './access.js';
 import type { InboxApi } from './api.js';
 import {
   accountListSchema,
@@ -35,7 +33,7 @@ const errors = {
 
 /** The inbox API of CONTRACT.md 4.5 (area `inbox`, Bearer, members only). Routes with a body
  *  check access first: a non-member gets 403 whatever they sent. */
-export function createInboxRoutes(ctx: GatehouseContext, api: InboxApi): RouteDef[] {
+export function createInboxRoutes(api: InboxApi): RouteDef[] {
   const limitOf = (v: string | null) => {
     if (v === null) return undefined;
     const n = /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN;
@@ -76,7 +74,7 @@ export function createInboxRoutes(ctx: GatehouseContext, api: InboxApi): RouteDe
       area: 'inbox',
       auth: 'bearer',
       body: addMemberBody,
-      authorize: ({ principal, params }) => requireAccount(ctx, principal.userId, params.id!, 'owner'),
+      validatesBody: true, // addMember checks ownership, then validates
       summary: 'Add a registered user to an inbox account, or change their role (owners only)',
       responses: {
         201: { description: 'member added', schema: memberSchema },
@@ -145,7 +143,7 @@ export function createInboxRoutes(ctx: GatehouseContext, api: InboxApi): RouteDe
       area: 'inbox',
       auth: 'bearer',
       body: replyBody,
-      authorize: ({ principal, params }) => requireThread(ctx, principal.userId, params.id!),
+      validatesBody: true, // reply checks membership, then validates
       summary: 'Reply on a thread through the mail provider',
       responses: {
         201: { description: 'the stored outbound message', schema: replySchema },
