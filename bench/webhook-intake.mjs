@@ -217,28 +217,7 @@ no framework, so the gap between it and an adapter row is the adapter's own cost
 request is the server process's CPU time (\`/proc\`) divided by the requests it answered: on
 a shared machine it moves less than req/s, which also counts time spent waiting for a core.
 
-Where the gap is (measured 2026-11-23, server pinned to a core of its own, CPU per request):
-the bare Fastify route costs about 30 µs, Gatehouse through its Fastify plugin about 48 µs.
-Three reference servers, measured once in the same way and not kept as targets, split that gap:
-
-- **The required work, inline** (HMAC with the full header rules, UTF-8 and JSON-object check,
-  routing by \`type\`, dedupe-key Map, an outbox-shaped record, the same headers and body in the
-  answer; no ports, no neutral request, no promises): about 38 µs, **0.79x**. This is the floor
-  of any route that meets CONTRACT.md 4 on this machine, before any structure.
-- **\`gh.handle()\` on a plain Fastify route** (Fastify reads the body): about 43-45 µs. The
-  5-7 µs over the inline route is the structure: the neutral request and route table, the
-  settings port read per request, the store port's promise chain, the problem-aware reply.
-- **The plugin** (encapsulated, every method under each prefix, the core reading the stream):
-  another 3-5 µs. Single A/B comparisons of its parts stayed within the spread between two
-  processes of the same server (±3 µs), so no one part stands out.
-
-In one process without HTTP, \`handle()\` costs about 13 µs per webhook against 6.5 µs for the
-bare handler; through HTTP the gap more than doubles, because every request also runs Node's
-and Fastify's code in between and Gatehouse's longer path finds less of itself in the caches.
-Unpinned (\`--no-pin\`), the load generator takes most of the second core and the servers share
-the cores with it; the ratio then depends on the machine and the hour. The same build measured
-0.79x unpinned on a 2-core AMD EPYC machine, and 0.58x-0.67x unpinned on this Intel one. On
-Postgres (below) the database commit dominates and the same pipeline reaches the target.
+Where the gap is: see the next section (written by hand from profiles, not by this script).
 
 Measured ${new Date().toISOString().slice(0, 10)} on ${machine()},
 in-memory stores. Absolute numbers depend on the machine; the ratio is the point. Reproduce with

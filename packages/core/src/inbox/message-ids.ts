@@ -18,10 +18,10 @@ export function parseIdList(value: unknown): string[] {
   const parts = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
   const out = new Set<string>();
   for (const part of parts) {
-    const text = part.slice(0, 20_000);
-    const bracketed = text.match(/<[^<>\s]{1,998}>/g);
-    const tokens = bracketed ?? text.split(/[\s,]+/);
-    for (const t of tokens) {
+    // Comments are not ids. Bracketed ids and bare ones may be mixed (a client that writes a
+    // provider's id as it is beside the usual `<...>` ones): both count.
+    const text = part.slice(0, 20_000).replace(/\([^()]*\)/g, ' ');
+    for (const t of text.match(/<[^<>\s]{1,998}>|[^\s,<>]+/g) ?? []) {
       const id = bareId(t);
       if (id) out.add(id);
       if (out.size >= MAX_IDS) return [...out];

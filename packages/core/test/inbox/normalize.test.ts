@@ -46,6 +46,11 @@ describe('message ids', () => {
     expect(parseIdList('<a@x> <b@y>\r\n <a@x>')).toEqual(['a@x', 'b@y']);
     expect(parseIdList(['<a@x>', 'c@z'])).toEqual(['a@x', 'c@z']);
     expect(parseIdList('bare-id@host other@host')).toEqual(['bare-id@host', 'other@host']);
+    expect(parseIdList('<a@x> 56761188-7520-42d8 (a comment) <b@y>')).toEqual([
+      'a@x',
+      '56761188-7520-42d8',
+      'b@y',
+    ]);
   });
 
   it('refuses ids with white space or nothing in them', () => {
