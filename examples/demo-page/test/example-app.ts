@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import type { Gatehouse } from '@gatehouse/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY, type Env } from '../src/index.js';
@@ -55,6 +56,23 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       }
     });
 
+    it('answers what Node refuses before any framework (huge headers, a broken chunked body) with problem+json', async () => {
+      const huge = await rawExchange(
+        app.url,
+        `GET /auth/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
+      expect(huge.status).toBe(431);
+      expect(huge.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(JSON.parse(huge.body)).toMatchObject({ status: 431, code: 'headers_too_large' });
+      const chunked = await rawExchange(
+        app.url,
+        'POST /auth/forgot HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+      );
+      expect(chunked.status).toBe(400);
+      expect(chunked.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(JSON.parse(chunked.body)).toMatchObject({ status: 400, code: 'validation_failed' });
+    });
+
     it('answers /auth/openapi.json', async () => {
       const res = await fetch(`${app.url}/auth/openapi.json`);
       expect(res.status).toBe(200);
@@ -99,6 +117,34 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       } finally {
         await app.close();
       }
+    });
+  });
+}
+
+/** Writes raw bytes (requests fetch refuses to send) and reads the one answer until the server
+ *  closes the connection. */
+function rawExchange(
+  url: string,
+  request: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let raw = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => {
+      raw += d;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const i = line.indexOf(':');
+        headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
     });
   });
 }

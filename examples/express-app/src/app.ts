@@ -1,5 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { createGatehouse, type Gatehouse, GatehouseError, problemResponse } from '@gatehouse/core';
+import {
+  createGatehouse,
+  type Gatehouse,
+  GatehouseError,
+  problemClientError,
+  problemResponse,
+} from '@gatehouse/core';
 import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
 import { gatehouseRouter } from '@gatehouse/express';
 import express from 'express';
@@ -32,6 +38,8 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   });
 
   const server = app.listen(config.port, config.host);
+  // What Node's parser refuses before Express runs (huge headers) gets problem+json too.
+  server.on('clientError', problemClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve).once('error', reject);
   });

@@ -1,4 +1,10 @@
-import { createGatehouse, type Gatehouse, GatehouseError, problemResponse } from '@gatehouse/core';
+import {
+  createGatehouse,
+  type Gatehouse,
+  GatehouseError,
+  problemClientError,
+  problemResponse,
+} from '@gatehouse/core';
 import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
 import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
 import Fastify from 'fastify';
@@ -16,8 +22,12 @@ export interface RunningApp {
 export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const config = await readConfig(env);
   const gh = createGatehouse(config.gatehouse);
-  // Requests Fastify refuses before routing (a malformed URL) get problem+json under Gatehouse's prefixes too.
-  const app = Fastify({ frameworkErrors: gatehouseFrameworkErrors(gh) });
+  // Requests Fastify refuses before routing (a malformed URL) get problem+json under Gatehouse's
+  // prefixes too, and so do those Node's parser refuses before Fastify (huge headers).
+  const app = Fastify({
+    frameworkErrors: gatehouseFrameworkErrors(gh),
+    clientErrorHandler: problemClientError,
+  });
   await app.register(gatehousePlugin, { gatehouse: gh });
   // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
   app.setNotFoundHandler((_req, reply) => {

@@ -12,6 +12,7 @@ import {
 import type { User } from '../ports/user-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
 import { addSeconds, type MfaEnv } from './env.js';
+import { usablePublicKey } from './passkey-key.js';
 
 /** COSE algorithms accepted: EdDSA, ES256, and RS256 last (kept for Windows Hello and older
  *  security keys; a documented exception). */
@@ -84,6 +85,13 @@ export async function verifyRegistration(
     });
     if (!r.verified) return null;
     const { credential, credentialDeviceType, credentialBackedUp } = r.registrationInfo;
+    if (!usablePublicKey(credential.publicKey)) {
+      env.ctx.logger.info(
+        { event: 'webauthn_rejected', outcome: 'failure', reason: 'unusable_public_key', userId: user.id },
+        'attestation rejected',
+      );
+      return null;
+    }
     return {
       id: credential.id,
       userId: user.id,
@@ -149,6 +157,9 @@ export async function verifyAuthentication(
   if (!ch || ch.userId !== userId) return null;
   const cred = await webauthnCredentials.getCredential(response.id);
   if (!cred || cred.userId !== userId) return null;
+  // A user handle, when the authenticator sends one, must name the same user (WebAuthn 7.2).
+  const handle = response.response.userHandle;
+  if (handle && handle !== Buffer.from(userHandle(userId)).toString('base64url')) return null;
   const { rpId, origin } = env.cfg.webauthn;
   try {
     const r = await verifyAuthenticationResponse({

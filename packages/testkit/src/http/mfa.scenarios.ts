@@ -1293,6 +1293,57 @@ export function mfaScenarios(env: HttpEnv): void {
         );
       });
 
+      it('an attestation whose public key is not a point of its curve is refused, and MFA stays off', async () => {
+        const a = await signupAndLogin(ctx);
+        const auth = new SoftAuthenticator(ORIGIN, { offCurve: true });
+        const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+          await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/register/verify', {
+            json: { attestationResponse: auth.register(options) },
+            bearer: a.access,
+          }),
+          401,
+          'invalid_code',
+        );
+        expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: false, methods: [] });
+      });
+
+      it('an assertion whose user handle names another user is refused', async () => {
+        const a = await signupAndLogin(ctx);
+        const b = await signupAndLogin(ctx);
+        const { auth } = await enrolPasskey(ctx, a);
+        const bOptions = await json<{ user: { id: string } }>(
+          await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: b.access }),
+          200,
+        );
+        const p = await pendingLogin(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken), {
+                userHandle: bOptions.user.id,
+              }),
+            },
+          }),
+          401,
+          'invalid_code',
+        );
+        // The user's own handle (what the authenticator stored at registration) still works.
+        await json(
+          await ctx.request('/auth/mfa/webauthn/verify', {
+            json: {
+              mfaToken: p.mfaToken,
+              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken)),
+            },
+          }),
+          200,
+        );
+      });
+
       it('an attestation without fresh registration options is refused', async () => {
         const a = await signupAndLogin(ctx);
         const auth = new SoftAuthenticator(ORIGIN);

@@ -52,12 +52,13 @@ export class SoftAuthenticator {
 
   constructor(
     readonly origin: string,
-    private readonly opts: { countless?: boolean } = {},
+    /** `offCurve`: registers a public key whose point is not on P-256 (a broken authenticator). */
+    private readonly opts: { countless?: boolean; offCurve?: boolean } = {},
   ) {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     this.key = privateKey;
     const jwk = publicKey.export({ format: 'jwk' });
-    this.pub = { x: jwk.x!, y: jwk.y! };
+    this.pub = { x: jwk.x!, y: opts.offCurve ? b64u(Buffer.alloc(32, 7)) : jwk.y! };
   }
 
   get id(): string {
@@ -115,8 +116,9 @@ export class SoftAuthenticator {
     };
   }
 
-  /** `navigator.credentials.get()` for these options; `origin` can be overridden to forge. */
-  assert(options: RequestOptionsLike, over: { origin?: string; counter?: number } = {}) {
+  /** `navigator.credentials.get()` for these options; `origin`, `counter` and `userHandle`
+   *  can be overridden to forge. */
+  assert(options: RequestOptionsLike, over: { origin?: string; counter?: number; userHandle?: string } = {}) {
     const rpId = options.rpId ?? new URL(this.origin).hostname;
     if (!this.opts.countless && over.counter === undefined) this.counter += 1;
     const counter = this.opts.countless ? 0 : (over.counter ?? this.counter);
@@ -138,7 +140,7 @@ export class SoftAuthenticator {
         clientDataJSON: b64u(clientData),
         authenticatorData: b64u(authData),
         signature: b64u(signature),
-        userHandle: this.userHandle || undefined,
+        userHandle: over.userHandle ?? (this.userHandle || undefined),
       },
       clientExtensionResults: {},
       authenticatorAttachment: 'platform' as const,

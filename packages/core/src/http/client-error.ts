@@ -1,0 +1,33 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GatehouseError } from '../errors.js';
+import { errorToResponse } from './respond.js';
+
+/** The problem for what Node's HTTP parser refused, by its error code. */
+function problemOf(code: string | undefined): GatehouseError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new GatehouseError('headers_too_large');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new GatehouseError('request_timeout');
+  return new GatehouseError('validation_failed', { detail: 'The request is not valid HTTP/1.1' });
+}
+
+/** A `clientError` listener for the host's Node HTTP server (`server.on('clientError', ...)`,
+ *  or Fastify's `clientErrorHandler` option). Node's parser refuses some requests before any
+ *  framework or adapter sees them (headers over `maxHeaderSize`, a malformed chunked body,
+ *  a header timeout), and answers with a bare status line, Fastify with its own JSON. This
+ *  answers them with the same problem+json as every other error, then closes the connection:
+ *  the parser cannot resume on that stream. As Node does, nothing is written when the peer is
+ *  gone or a response on that socket has already started. */
+export function problemClientError(err: Error & { code?: string }, socket: Duplex): void {
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const out = errorToResponse(problemOf(err.code));
+  const body = out.body ?? '';
+  const head = [`HTTP/1.1 ${out.status} ${STATUS_CODES[out.status]}`];
+  for (const [name, value] of Object.entries(out.headers))
+    if (name !== 'connection') head.push(`${name}: ${value}`);
+  head.push(`content-length: ${Buffer.byteLength(body)}`, 'connection: close');
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
