@@ -143,6 +143,17 @@ async function enrolPasskey(ctx: HttpContext, a: Account, auth = new SoftAuthent
   return { auth, ...body };
 }
 
+/** Fresh options for the pending login, then `/auth/mfa/webauthn/verify` with `auth`'s assertion. */
+async function verifyPasskey(
+  ctx: HttpContext,
+  mfaToken: string,
+  auth: SoftAuthenticator,
+  over?: Parameters<SoftAuthenticator['assert']>[1],
+) {
+  const assertionResponse = auth.assert(await passkeyOptions(ctx, mfaToken), over);
+  return ctx.request('/auth/mfa/webauthn/verify', { json: { mfaToken, assertionResponse } });
+}
+
 async function passkeyOptions(ctx: HttpContext, mfaToken: string) {
   return json<{ challenge: string; rpId: string; allowCredentials: Array<{ id: string }> }>(
     await ctx.request('/auth/mfa/webauthn/options', { json: { mfaToken } }),
@@ -1242,37 +1253,15 @@ export function mfaScenarios(env: HttpEnv): void {
         const { auth } = await enrolPasskey(ctx, a);
         const p = await pendingLogin(ctx, a);
         await expectProblem(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p.mfaToken,
-              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken), {
-                origin: 'https://evil.test',
-              }),
-            },
+          await verifyPasskey(ctx, p.mfaToken, auth, {
+            origin: 'https://evil.test',
           }),
           401,
           'invalid_code',
         );
-        await json(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p.mfaToken,
-              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken)),
-            },
-          }),
-          200,
-        );
+        await json(await verifyPasskey(ctx, p.mfaToken, auth), 200);
         const p2 = await pendingLogin(ctx, a);
-        await expectProblem(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p2.mfaToken,
-              assertionResponse: auth.assert(await passkeyOptions(ctx, p2.mfaToken), { counter: 1 }),
-            },
-          }),
-          401,
-          'invalid_code',
-        );
+        await expectProblem(await verifyPasskey(ctx, p2.mfaToken, auth, { counter: 1 }), 401, 'invalid_code');
       });
 
       it('a credential of another user is refused', async () => {
@@ -1281,16 +1270,7 @@ export function mfaScenarios(env: HttpEnv): void {
         await enrolPasskey(ctx, a);
         const { auth: bKey } = await enrolPasskey(ctx, b);
         const p = await pendingLogin(ctx, a);
-        await expectProblem(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p.mfaToken,
-              assertionResponse: bKey.assert(await passkeyOptions(ctx, p.mfaToken)),
-            },
-          }),
-          401,
-          'invalid_code',
-        );
+        await expectProblem(await verifyPasskey(ctx, p.mfaToken, bKey), 401, 'invalid_code');
       });
 
       it('an attestation whose public key is not a point of its curve is refused, and MFA stays off', async () => {
@@ -1321,27 +1301,14 @@ export function mfaScenarios(env: HttpEnv): void {
         );
         const p = await pendingLogin(ctx, a);
         await expectProblem(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p.mfaToken,
-              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken), {
-                userHandle: bOptions.user.id,
-              }),
-            },
+          await verifyPasskey(ctx, p.mfaToken, auth, {
+            userHandle: bOptions.user.id,
           }),
           401,
           'invalid_code',
         );
         // The user's own handle (what the authenticator stored at registration) still works.
-        await json(
-          await ctx.request('/auth/mfa/webauthn/verify', {
-            json: {
-              mfaToken: p.mfaToken,
-              assertionResponse: auth.assert(await passkeyOptions(ctx, p.mfaToken)),
-            },
-          }),
-          200,
-        );
+        await json(await verifyPasskey(ctx, p.mfaToken, auth), 200);
       });
 
       it('an attestation without fresh registration options is refused', async () => {
