@@ -139,16 +139,28 @@ async function storeInbound(
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
+  /** A mail that will never be stored: said once in the log, so an operator can tell why an
+   *  expected message is missing (the outcome alone sits on the outbox event). */
+  const dropped = (
+    event: DeliveredEvent,
+    outcome: 'no_account' | 'provider_not_found' | 'invalid_payload',
+  ) => {
+    ctx.logger.info(
+      { event: 'inbox_mail_dropped', outboxEventId: event.id, outcome },
+      'inbound mail not stored',
+    );
+    return { outcome };
+  };
   return async (event: DeliveredEvent) => {
     const body = parsePayload(event.payload);
-    if (!body) return { outcome: 'invalid_payload' };
+    if (!body) return dropped(event, 'invalid_payload');
     const env = readEnvelope(body);
     const named = recipientsOf(env);
     let account = await matchAccount(ctx, named);
     // The payload's recipients decide when it names any (CONTRACT.md 4.4): no match finishes
     // here, without a provider call that could only turn it into provider_not_found or a retry.
     // Only a payload naming nobody is matched on the fetched mail's headers.
-    if (!account && named.some((r) => r.address !== null)) return { outcome: 'no_account' };
+    if (!account && named.some((r) => r.address !== null)) return dropped(event, 'no_account');
     if (account && env.emailId) {
       // Known and finished: skip the provider fetch entirely.
       const known = await ctx.stores.inboxMessages.findByProviderId(account.id, env.emailId);
@@ -164,9 +176,9 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
         'raw MIME could not be parsed; stored without its body',
       ),
     );
-    if (!mail) return { outcome: 'provider_not_found' };
+    if (!mail) return dropped(event, 'provider_not_found');
     account ??= await matchAccount(ctx, recipientsOf(mail));
-    if (!account) return { outcome: 'no_account' };
+    if (!account) return dropped(event, 'no_account');
 
     const providerMessageId = mail.emailId ?? mail.messageId ?? `event:${event.id}`;
     const existing = await ctx.stores.inboxMessages.findByProviderId(account.id, providerMessageId);

@@ -72,13 +72,17 @@ describe('inbound consumer: accounts and de-duplication', () => {
     expect(t.notifier.sent).toHaveLength(1);
   });
 
-  it('finishes with no_account when no recipient belongs to an account', async () => {
-    const t = setup();
+  it('finishes with no_account when no recipient belongs to an account, and says so in the log', async () => {
+    const logger = new RecordingLogger();
+    const t = setup({ logger });
     await withAccount(t);
     expect(await t.deliver('inbound', received({ to: ['nobody@acme.test'] }))).toEqual({
       outcome: 'no_account',
     });
     expect(t.notifier.sent).toHaveLength(0);
+    const line = logger.lines.find((l) => l.obj.event === 'inbox_mail_dropped');
+    expect(line?.level).toBe('info');
+    expect(line?.obj).toMatchObject({ outcome: 'no_account', outboxEventId: expect.any(String) });
   });
 
   it('matches to before cc, case-insensitively and without +tags; the first account wins', async () => {
