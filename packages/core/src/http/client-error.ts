@@ -3,17 +3,25 @@ import type { Duplex } from 'node:stream';
 import { GatehouseError } from '../errors.js';
 import { errorToResponse } from './respond.js';
 
+/** How long the answer may take to flush before the socket is destroyed anyway. */
+const FLUSH_MS = 5000;
+const NOT_HTTP = 'The request is not valid HTTP/1.1';
+
 /** The problem for what Node's HTTP parser refused, by its error code. */
 function problemOf(code: string | undefined): GatehouseError {
   if (code === 'HPE_HEADER_OVERFLOW') return new GatehouseError('headers_too_large');
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new GatehouseError('payload_too_large');
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new GatehouseError('request_timeout');
-  return new GatehouseError('validation_failed', { detail: 'The request is not valid HTTP/1.1' });
+  return new GatehouseError('validation_failed', {
+    detail: NOT_HTTP,
+    errors: [{ path: '/', message: NOT_HTTP }],
+  });
 }
 
 /** A `clientError` listener for the host's Node HTTP server (`server.on('clientError', ...)`,
  *  or Fastify's `clientErrorHandler` option). Node's parser refuses some requests before any
  *  framework or adapter sees them (headers over `maxHeaderSize`, a malformed chunked body,
- *  a header timeout), and answers with a bare status line, Fastify with its own JSON. This
+ *  a request timeout), and answers with a bare status line, Fastify with its own JSON. This
  *  answers them with the same problem+json as every other error, then closes the connection:
  *  the parser cannot resume on that stream. As Node does, nothing is written when the peer is
  *  gone or a response on that socket has already started. */
@@ -29,5 +37,13 @@ export function problemClientError(err: Error & { code?: string }, socket: Duple
   for (const [name, value] of Object.entries(out.headers))
     if (name !== 'connection') head.push(`${name}: ${value}`);
   head.push(`content-length: ${Buffer.byteLength(body)}`, 'connection: close');
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  // Destroyed once written, as Node does, not only half-closed: server sockets allow half-open
+  // connections, so a client that never closes its side (slowloris) would otherwise keep it,
+  // and a request still being handled on it would never see its `close`.
+  const timer = setTimeout(() => socket.destroy(), FLUSH_MS);
+  timer.unref();
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => {
+    clearTimeout(timer);
+    socket.destroy();
+  });
 }

@@ -12,16 +12,47 @@ export function bareId(id: string): string | null {
   return s && s.length <= MAX_ID && !/[\s<>]/.test(s) ? s : null;
 }
 
+/** What is left of a header outside quoted strings and (nested) comments: neither holds ids,
+ *  though old-style `In-Reply-To` phrases put words and dates there. */
+function outsideCommentsAndQuotes(text: string): string {
+  let out = '';
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if ((quoted || depth > 0) && c === '\\') i++;
+    else if (quoted) quoted = c !== '"';
+    else if (c === '(') depth++;
+    else if (c === ')' && depth > 0) depth--;
+    else if (depth === 0 && c === '"') quoted = true;
+    else if (depth === 0) out += c;
+  }
+  return out;
+}
+
+/** A bare token beside bracketed ids counts only when it looks like an id: an address-like
+ *  `local@domain`, or a provider's id (8+ id characters with a digit, e.g. a UUID). */
+const BARE_ID = /^(?:[^\s@]+@[^\s@]+|(?=[^\s]*\d)[A-Za-z0-9._=+-]{8,})$/;
+
 /** Message ids of an `In-Reply-To`/`References` value (a string, or several), without angle
- *  brackets, duplicates removed, at most 50. */
+ *  brackets, duplicates removed, at most 50. A header with bracketed ids gives those, plus bare
+ *  ids written beside them (a client that copies a provider's id as it is); one without any
+ *  gives each white-space or comma separated token. */
 export function parseIdList(value: unknown): string[] {
   const parts = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
   const out = new Set<string>();
   for (const part of parts) {
-    // Comments are not ids. Bracketed ids and bare ones may be mixed (a client that writes a
-    // provider's id as it is beside the usual `<...>` ones): both count.
-    const text = part.slice(0, 20_000).replace(/\([^()]*\)/g, ' ');
-    for (const t of text.match(/<[^<>\s]{1,998}>|[^\s,<>]+/g) ?? []) {
+    const text = part.slice(0, 20_000);
+    const bracketed = text.match(/<[^<>\s]{1,998}>/g);
+    const tokens = bracketed
+      ? [
+          ...bracketed,
+          ...outsideCommentsAndQuotes(text.replace(/<[^<>\s]{1,998}>/g, ' '))
+            .split(/[\s,<>]+/)
+            .filter((t) => BARE_ID.test(t)),
+        ]
+      : text.split(/[\s,]+/);
+    for (const t of tokens) {
       const id = bareId(t);
       if (id) out.add(id);
       if (out.size >= MAX_IDS) return [...out];

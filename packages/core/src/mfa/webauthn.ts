@@ -158,8 +158,15 @@ export async function verifyAuthentication(
   const cred = await webauthnCredentials.getCredential(response.id);
   if (!cred || cred.userId !== userId) return null;
   // A user handle, when the authenticator sends one, must name the same user (WebAuthn 7.2).
+  // Compared as bytes, so padding or the URL-unsafe alphabet do not matter.
   const handle = response.response.userHandle;
-  if (handle && handle !== Buffer.from(userHandle(userId)).toString('base64url')) return null;
+  if (handle && !Buffer.from(handle, 'base64url').equals(userHandle(userId))) {
+    env.ctx.logger.info(
+      { event: 'webauthn_rejected', outcome: 'failure', reason: 'user_handle_mismatch', userId },
+      'assertion rejected',
+    );
+    return null;
+  }
   const { rpId, origin } = env.cfg.webauthn;
   try {
     const r = await verifyAuthenticationResponse({

@@ -194,23 +194,31 @@ describe('inbox API: replies', () => {
     return t.deliver('inbound', received({ email_id: emailId, from: data.from, subject: data.subject }));
   };
 
-  it("references the parent's In-Reply-To when the parent has no References (RFC 5322 3.6.4)", async () => {
-    const { t, owner, account } = await world({ provider: fake.config() });
-    await arrive(t, {
-      from: 'ann@customer.test',
-      subject: 'Follow-up',
-      message_id: '<q-2@customer.test>',
-      headers: { 'In-Reply-To': '<q-0@customer.test>' },
-    });
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
-    await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
-    expect(fake.sent.at(-1)!.body).toMatchObject({
-      headers: {
-        'In-Reply-To': '<q-2@customer.test>',
-        References: '<q-0@customer.test> <q-2@customer.test>',
-      },
-    });
-  });
+  it.each([
+    '<q-0@customer.test>',
+    // Old-style phrases and comments beside the id carry no ids (RFC 5322 4.5.4).
+    'Your message of "Mon, 1 Jan 2024 10:00:00 +0000" <q-0@customer.test>',
+    `<q-0@customer.test> (Ann's message of "Mon, 1 Jan 2024 10:00:00 +0000 (UTC)")`,
+  ])(
+    "references the parent's In-Reply-To %j when the parent has no References (RFC 5322 3.6.4)",
+    async (inReplyTo) => {
+      const { t, owner, account } = await world({ provider: fake.config() });
+      await arrive(t, {
+        from: 'ann@customer.test',
+        subject: 'Follow-up',
+        message_id: '<q-2@customer.test>',
+        headers: { 'In-Reply-To': inReplyTo },
+      });
+      const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+      await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
+      expect(fake.sent.at(-1)!.body).toMatchObject({
+        headers: {
+          'In-Reply-To': '<q-2@customer.test>',
+          References: '<q-0@customer.test> <q-2@customer.test>',
+        },
+      });
+    },
+  );
 
   it('sends through the provider with Message-ID, In-Reply-To and References, and threads the answer', async () => {
     const { t, owner, account } = await world({ provider: fake.config() });

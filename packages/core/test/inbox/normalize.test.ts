@@ -48,9 +48,24 @@ describe('message ids', () => {
     expect(parseIdList('bare-id@host other@host')).toEqual(['bare-id@host', 'other@host']);
     expect(parseIdList('<a@x> 56761188-7520-42d8 (a comment) <b@y>')).toEqual([
       'a@x',
-      '56761188-7520-42d8',
       'b@y',
+      '56761188-7520-42d8',
     ]);
+  });
+
+  it('takes no words, dates or comments beside bracketed ids for ids', () => {
+    expect(parseIdList(`Your message of "Mon, 1 Jan 2024 10:00:00 +0000" <q-0@customer.test>`)).toEqual([
+      'q-0@customer.test',
+    ]);
+    expect(parseIdList('<abc@host> (Jane Doe\'s message of "Mon, 1 Jan 2024 10:00:00 +0000 (UTC)")')).toEqual(
+      ['abc@host'],
+    );
+    expect(parseIdList('<q-0@customer.test> (sent (via) web) <q-1@customer.test>')).toEqual([
+      'q-0@customer.test',
+      'q-1@customer.test',
+    ]);
+    expect(parseIdList('<a(1)@x.com> <b@y.com>')).toEqual(['a(1)@x.com', 'b@y.com']);
+    expect(parseIdList(`${'word '.repeat(60)}<real@host>`)).toEqual(['real@host']);
   });
 
   it('refuses ids with white space or nothing in them', () => {
