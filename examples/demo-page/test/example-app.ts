@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
 import type { Gatehouse } from '@gatehouse/core';
+import { rawExchange } from '@gatehouse/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY, type Env } from '../src/index.js';
 
@@ -117,34 +117,6 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       } finally {
         await app.close();
       }
-    });
-  });
-}
-
-/** Writes raw bytes (requests fetch refuses to send) and reads the one answer until the server
- *  closes the connection. */
-function rawExchange(
-  url: string,
-  request: string,
-): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
-    let raw = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d: string) => {
-      raw += d;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = raw.split('\r\n\r\n');
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const i = line.indexOf(':');
-        headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
-      }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
     });
   });
 }

@@ -2,6 +2,7 @@ export * from './fake-provider.js';
 export * from './http/contract.js';
 export * from './http/expect.js';
 export * from './http/harness.js';
+export * from './http/raw-exchange.js';
 export * from './http/serve.js';
 export * from './http/soft-authenticator.js';
 export * from './http/webhook-signing.js';

@@ -1,4 +1,5 @@
 import type { Logger } from '../ports/logger.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** Work a request must not wait for (mails, the reset-code issue, rehashing), so timing never
  *  tells whether an account exists. Failures are logged; `drain()` waits for what is running. */
@@ -12,7 +13,7 @@ export function createBackground(logger: Logger) {
           () => {},
           (e: unknown) => {
             logger.error(
-              { event: 'background_failed', task, err: e instanceof Error ? e.message : String(e) },
+              { event: 'background_failed', task, err: errorMessage(e) },
               'background task failed',
             );
           },

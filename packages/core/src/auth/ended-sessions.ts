@@ -1,6 +1,7 @@
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { SessionStore } from '../ports/session-store.js';
+import { errorMessage } from '../util/error-message.js';
 
 const POLL_MS = 500;
 /** A remote feed older than this is re-read before a Bearer check is trusted (fail closed). */
@@ -55,7 +56,7 @@ export function createEndedSessions(opts: {
     sync().catch((e: unknown) => {
       if (!failing)
         opts.logger.warn(
-          { event: 'session_feed_unavailable', err: e instanceof Error ? e.message : String(e) },
+          { event: 'session_feed_unavailable', err: errorMessage(e) },
           'cannot read ended sessions; Bearer checks will fail closed until it recovers',
         );
       failing = true;

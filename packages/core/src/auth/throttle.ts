@@ -9,6 +9,7 @@ import type { Clock } from '../ports/clock.js';
 import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
 import type { Logger } from '../ports/logger.js';
 import { limiterAddress } from '../util/client-ip.js';
+import { errorMessage } from '../util/error-message.js';
 import type { ThrottleLimit } from './options.js';
 
 // The package types RateLimiterStoreAbstract but exports it only by file path; every store-backed
@@ -79,7 +80,7 @@ export function createThrottle(opts: {
   };
   const failed = (bucket: ThrottleBucket, e: unknown) => {
     opts.logger.error(
-      { event: 'limiter_unavailable', bucket, err: e instanceof Error ? e.message : String(e) },
+      { event: 'limiter_unavailable', bucket, err: errorMessage(e) },
       'limiter store failed; refusing',
     );
     return e;

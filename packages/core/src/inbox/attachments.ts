@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
+import { errorMessage } from '../util/error-message.js';
 import type { AttachmentSource } from './inbound-mail.js';
 import { ProviderError } from './provider-client.js';
 
@@ -37,7 +38,7 @@ export async function storeAttachments(
     } catch (e) {
       const later = !permanent(e);
       if (later) pending++;
-      skip({ err: e instanceof Error ? e.message : String(e), retry: later });
+      skip({ err: errorMessage(e), retry: later });
       continue;
     }
     if (bytes === null) {
@@ -65,7 +66,7 @@ export async function storeAttachments(
         createdAt: ctx.clock.now(),
       });
     } catch (e) {
-      skip({ err: e instanceof Error ? e.message : String(e) });
+      skip({ err: errorMessage(e) });
     }
   }
   return { pending };

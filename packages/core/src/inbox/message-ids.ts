@@ -2,6 +2,8 @@
 const MAX_IDS = 50;
 /** Longest message id kept (a header line). */
 const MAX_ID = 998;
+/** An id in angle brackets, as RFC 5322 writes them. */
+const BRACKETED = /<[^<>\s]{1,998}>/g;
 
 /** A message id without angle brackets and white space; `null` when nothing is left. */
 export function bareId(id: string): string | null {
@@ -43,11 +45,11 @@ export function parseIdList(value: unknown): string[] {
   const out = new Set<string>();
   for (const part of parts) {
     const text = part.slice(0, 20_000);
-    const bracketed = text.match(/<[^<>\s]{1,998}>/g);
+    const bracketed = text.match(BRACKETED);
     const tokens = bracketed
       ? [
           ...bracketed,
-          ...outsideCommentsAndQuotes(text.replace(/<[^<>\s]{1,998}>/g, ' '))
+          ...outsideCommentsAndQuotes(text.replace(BRACKETED, ' '))
             .split(/[\s,<>]+/)
             .filter((t) => BARE_ID.test(t)),
         ]

@@ -4,6 +4,7 @@ import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { Mailer } from '../ports/mailer.js';
 import type { Notifier } from '../ports/notifier.js';
+import { errorMessage } from '../util/error-message.js';
 import { headerSafe } from './addresses.js';
 
 /** A notifier that mails each owner/member "New message in <account name>: <subject>"
@@ -81,7 +82,7 @@ export async function notifyMembers(
           outboxEventId,
           messageId: message.id,
           userId: member.userId,
-          err: e instanceof Error ? e.message : String(e),
+          err: errorMessage(e),
         },
         'notification failed; the event will be retried',
       );

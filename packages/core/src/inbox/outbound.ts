@@ -4,6 +4,7 @@ import { GatehouseError } from '../errors.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { DeliveryStatus, InboxMessage } from '../ports/inbox-message-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
+import { errorMessage } from '../util/error-message.js';
 import { headerSafe, parseAddresses } from './addresses.js';
 import { applyPendingEvents } from './delivery-consumer.js';
 import { bareId, parseIdList, threadKeys } from './message-ids.js';
@@ -175,7 +176,7 @@ export async function sendReply(
     }
   } catch (e) {
     ctx.logger.warn(
-      { event: 'inbox_reply_failed', threadId: thread.id, err: e instanceof Error ? e.message : String(e) },
+      { event: 'inbox_reply_failed', threadId: thread.id, err: errorMessage(e) },
       'reply not sent',
     );
     throw new GatehouseError('unavailable', {

@@ -3,24 +3,24 @@ import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
 
 const b64u = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64url') : undefined);
 
-const CURVES: Partial<Record<number, string>> = {
+/** COSE curve -> JWK curve of EC2 keys. */
+const EC_CURVES: Partial<Record<number, string>> = {
   [cose.COSECRV.P256]: 'P-256',
   [cose.COSECRV.P384]: 'P-384',
   [cose.COSECRV.P521]: 'P-521',
-  [cose.COSECRV.ED25519]: 'Ed25519',
 };
 
 /** The JWK of a COSE public key of a type Gatehouse accepts (EC2, OKP, RSA); null otherwise. */
 function toJwk(key: Map<number, unknown>): JsonWebKey | null {
   const { COSEKEYS, COSEKTY } = cose;
   const kty = key.get(COSEKEYS.kty);
+  const crv = key.get(COSEKEYS.crv) as number;
   if (kty === COSEKTY.EC2) {
-    const crv = CURVES[key.get(COSEKEYS.crv) as number];
-    return crv ? { kty: 'EC', crv, x: b64u(key.get(COSEKEYS.x)), y: b64u(key.get(COSEKEYS.y)) } : null;
+    const name = EC_CURVES[crv];
+    return name ? { kty: 'EC', crv: name, x: b64u(key.get(COSEKEYS.x)), y: b64u(key.get(COSEKEYS.y)) } : null;
   }
-  if (kty === COSEKTY.OKP) {
-    const crv = CURVES[key.get(COSEKEYS.crv) as number];
-    return crv === 'Ed25519' ? { kty: 'OKP', crv, x: b64u(key.get(COSEKEYS.x)) } : null;
+  if (kty === COSEKTY.OKP && crv === cose.COSECRV.ED25519) {
+    return { kty: 'OKP', crv: 'Ed25519', x: b64u(key.get(COSEKEYS.x)) };
   }
   if (kty === COSEKTY.RSA) return { kty: 'RSA', n: b64u(key.get(COSEKEYS.n)), e: b64u(key.get(COSEKEYS.e)) };
   return null;

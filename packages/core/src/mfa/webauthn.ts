@@ -24,6 +24,12 @@ function reasonOf(e: unknown): string {
   return e instanceof Error ? e.message.replace(/"[^"]*"|'[^']*'/g, '…').slice(0, 200) : 'error';
 }
 
+/** Logs a refused ceremony (never the client's values); the caller answers with null. */
+function rejected(env: MfaEnv, userId: string, reason: string, what: 'attestation' | 'assertion'): null {
+  env.ctx.logger.info({ event: 'webauthn_rejected', outcome: 'failure', reason, userId }, `${what} rejected`);
+  return null;
+}
+
 /** WebAuthn user handle: the user id's bytes (opaque, no personal data), hashed when long. */
 function userHandle(userId: string): Uint8Array<ArrayBuffer> {
   const b = Buffer.from(userId, 'utf8');
@@ -85,13 +91,8 @@ export async function verifyRegistration(
     });
     if (!r.verified) return null;
     const { credential, credentialDeviceType, credentialBackedUp } = r.registrationInfo;
-    if (!usablePublicKey(credential.publicKey)) {
-      env.ctx.logger.info(
-        { event: 'webauthn_rejected', outcome: 'failure', reason: 'unusable_public_key', userId: user.id },
-        'attestation rejected',
-      );
-      return null;
-    }
+    if (!usablePublicKey(credential.publicKey))
+      return rejected(env, user.id, 'unusable_public_key', 'attestation');
     return {
       id: credential.id,
       userId: user.id,
@@ -105,11 +106,7 @@ export async function verifyRegistration(
       lastUsedAt: null,
     };
   } catch (e) {
-    env.ctx.logger.info(
-      { event: 'webauthn_rejected', outcome: 'failure', reason: reasonOf(e), userId: user.id },
-      'attestation rejected',
-    );
-    return null;
+    return rejected(env, user.id, reasonOf(e), 'attestation');
   }
 }
 
@@ -160,13 +157,8 @@ export async function verifyAuthentication(
   // A user handle, when the authenticator sends one, must name the same user (WebAuthn 7.2).
   // Compared as bytes, so padding or the URL-unsafe alphabet do not matter.
   const handle = response.response.userHandle;
-  if (handle && !Buffer.from(handle, 'base64url').equals(userHandle(userId))) {
-    env.ctx.logger.info(
-      { event: 'webauthn_rejected', outcome: 'failure', reason: 'user_handle_mismatch', userId },
-      'assertion rejected',
-    );
-    return null;
-  }
+  if (handle && !Buffer.from(handle, 'base64url').equals(userHandle(userId)))
+    return rejected(env, userId, 'user_handle_mismatch', 'assertion');
   const { rpId, origin } = env.cfg.webauthn;
   try {
     const r = await verifyAuthenticationResponse({
@@ -191,10 +183,6 @@ export async function verifyAuthentication(
     );
     return ok ? { userVerified: r.authenticationInfo.userVerified } : null;
   } catch (e) {
-    env.ctx.logger.info(
-      { event: 'webauthn_rejected', outcome: 'failure', reason: reasonOf(e), userId },
-      'assertion rejected',
-    );
-    return null;
+    return rejected(env, userId, reasonOf(e), 'assertion');
   }
 }

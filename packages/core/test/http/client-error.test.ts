@@ -1,35 +1,17 @@
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
+import { rawExchange } from '@gatehouse/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { problemClientError } from '../../src/http/client-error.js';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-async function listen(): Promise<{ port: number; server: Server }> {
+async function listen(): Promise<{ url: string; server: Server }> {
   // Answers once the body is read, so a broken body is the parser's to refuse.
   server = createServer((req, res) => req.resume().on('end', () => res.end('ok')));
   server.on('clientError', problemClientError);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as { port: number }).port, server };
-}
-
-/** Sends raw bytes from a client that never closes its own side (allowHalfOpen), and returns
- *  the answer as soon as the server ended its side. */
-function halfOpenExchange(port: number, request: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => socket.write(request));
-    let raw = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d: string) => {
-      raw += d;
-    });
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const [head = '', body = ''] = raw.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), body });
-    });
-  });
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
 }
 
 async function connectionsOf(s: Server): Promise<number> {
@@ -38,9 +20,9 @@ async function connectionsOf(s: Server): Promise<number> {
 
 describe('problemClientError', () => {
   it('answers a malformed request with problem+json and closes the connection, even if the client keeps its side open', async () => {
-    const { port, server: s } = await listen();
-    const answer = await halfOpenExchange(
-      port,
+    const { url, server: s } = await listen();
+    const answer = await rawExchange(
+      url,
       'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
     );
     expect(answer.status).toBe(400);
@@ -54,15 +36,15 @@ describe('problemClientError', () => {
   });
 
   it('answers oversized headers with 431 and oversized chunk extensions with 413', async () => {
-    const { port } = await listen();
-    const headers = await halfOpenExchange(
-      port,
+    const { url } = await listen();
+    const headers = await rawExchange(
+      url,
       `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
     );
     expect(headers.status).toBe(431);
     expect(JSON.parse(headers.body)).toMatchObject({ status: 431, code: 'headers_too_large' });
-    const extensions = await halfOpenExchange(
-      port,
+    const extensions = await rawExchange(
+      url,
       `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(20_000)}\r\na\r\n0\r\n\r\n`,
     );
     expect(extensions.status).toBe(413);
