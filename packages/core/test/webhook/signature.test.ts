@@ -172,6 +172,28 @@ describe('Standard Webhooks header parsing', () => {
     expect(decodeSignature('z'.repeat(64))).toBeNull();
   });
 
+  it('decodes base64 signatures only in a canonical spelling of one alphabet', () => {
+    // 0xfb 0xff ... spells '+' and '/' in standard base64, '-' and '_' in URL-safe.
+    const raw = Buffer.from([0xfb, 0xff, ...randomBytes(30)]);
+    const standard = raw.toString('base64');
+    const urlSafe = raw.toString('base64url');
+    for (const good of [standard, standard.slice(0, -1), urlSafe, `${urlSafe}=`]) {
+      expect(decodeSignature(good)?.equals(raw), good).toBe(true);
+    }
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    // The last character carries 4 bits and 2 zero bits: set one of those and the bytes stay the same.
+    const strayBits = alphabet[alphabet.indexOf(standard[42]!) + 1]!;
+    expect(Buffer.from(`${standard.slice(0, 42)}${strayBits}=`, 'base64').equals(raw)).toBe(true);
+    const bad = [
+      `${urlSafe.slice(0, 2)}${standard.slice(2)}`, // both alphabets in one signature
+      `${standard.slice(0, 10)}!${standard.slice(11)}`, // a character outside the alphabet
+      `${standard.slice(0, 10)} ${standard.slice(11)}`,
+      `${standard.slice(0, 42)}${strayBits}=`, // non-canonical last character
+      `${urlSafe}==`,
+    ];
+    for (const b of bad) expect(decodeSignature(b), b).toBeNull();
+  });
+
   it('takes timestamps as Unix seconds in digits only, within the tolerance either way', () => {
     const at = (ts: string, now = NOW) => {
       const id = 'msg_ts';
