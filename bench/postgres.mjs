@@ -12,12 +12,13 @@
 // of its own. Each target runs in its own process (bench/postgres-server.mjs); targets are
 // measured in interleaved rounds and the median round is reported. Results go to
 // docs/performance.md under "Postgres" unless --no-write.
-import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { machine, medianRun, startServer, writeSection } from './lib.mjs';
 import { DRAIN_CONCURRENCY, SECRET, TARGETS } from './postgres-server.mjs';
+import { intakeRequests, signedHeaders } from './signed-webhooks.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,36 +56,6 @@ const jwk = {
   kid: randomUUID(),
   alg: 'EdDSA',
 };
-const KEY = Buffer.from(SECRET.slice(6), 'base64');
-/** A Resend `email.delivered` payload (fixtures/resend). */
-const BODY = JSON.stringify({
-  type: 'email.delivered',
-  created_at: '2026-02-22T23:41:12.126Z',
-  data: {
-    created_at: '2026-02-22T23:41:11.894719+00:00',
-    email_id: '56761188-7520-42d8-8898-ff6fc54ce618',
-    message_id: '<111-222-333@email.example.com>',
-    from: 'Acme <onboarding@resend.dev>',
-    to: ['delivered@resend.dev'],
-    subject: 'Sending this example',
-  },
-});
-
-/** Signed header sets with distinct webhook ids (every request is a real insert). */
-function signedHeaders(count) {
-  const ts = String(Math.floor(Date.now() / 1000));
-  return Array.from({ length: count }, () => {
-    const id = `msg_${randomUUID()}`;
-    const sig = createHmac('sha256', KEY).update(`${id}.${ts}.${BODY}`).digest('base64');
-    return {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': ts,
-      'webhook-signature': `v1,${sig}`,
-    };
-  });
-}
-
 async function run(port, seconds, requests) {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -99,18 +70,8 @@ async function run(port, seconds, requests) {
 }
 
 const LOADS = {
-  intake: (port, seconds) => {
-    const headers = signedHeaders(Math.ceil(seconds * 20_000) + 5_000);
-    let next = 0;
-    return run(port, seconds, [
-      {
-        method: 'POST',
-        path: '/inbox/webhook',
-        body: BODY,
-        setupRequest: (req) => ({ ...req, headers: headers[next++ % headers.length] }),
-      },
-    ]);
-  },
+  intake: (port, seconds) =>
+    run(port, seconds, intakeRequests(signedHeaders(SECRET, Math.ceil(seconds * 20_000) + 5_000))),
   /** Each answer's new refresh token goes back into the pool: every request is a real rotation. */
   refresh: (port, seconds, tokens) => {
     const pool = [...tokens];

@@ -14,11 +14,11 @@
 // than the next (memory layout, hash seeds), which fresh processes per round average out.
 // Every request carries a distinct `webhook-id`, so each one is a real insert (no dedupe
 // short-cut). Results go to docs/performance.md under "Webhook intake" unless --no-write.
-import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { machine, median, medianRun, pinServers, startServer, writeSection } from './lib.mjs';
+import { intakeRequests, signedHeaders, WEBHOOK_BODY } from './signed-webhooks.mjs';
 import { SECRET, TARGETS } from './webhook-server.mjs';
 
 const { values: args } = parseArgs({
@@ -46,41 +46,6 @@ const connections = Number(args.connections);
 
 const SERVER = new URL('webhook-server.mjs', import.meta.url);
 const BASELINE = TARGETS[0];
-const KEY = Buffer.from(SECRET.slice(6), 'base64');
-/** A Resend `email.delivered` payload (fixtures/resend), about 600 bytes. */
-const BODY = JSON.stringify({
-  type: 'email.delivered',
-  created_at: '2026-02-22T23:41:12.126Z',
-  data: {
-    broadcast_id: '8b146471-e88e-4322-86af-016cd36fd216',
-    created_at: '2026-02-22T23:41:11.894719+00:00',
-    email_id: '56761188-7520-42d8-8898-ff6fc54ce618',
-    message_id: '<111-222-333@email.example.com>',
-    from: 'Acme <onboarding@resend.dev>',
-    to: ['delivered@resend.dev'],
-    subject: 'Sending this example',
-    template_id: '43f68331-0622-4e15-8202-246a0388854b',
-    tags: { category: 'confirm_email' },
-  },
-});
-
-/** Signed header sets with distinct ids, made before the run so signing costs the client nothing. */
-function signedHeaders(count) {
-  const ts = String(Math.floor(Date.now() / 1000));
-  const out = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const id = `msg_${randomUUID()}`;
-    const sig = createHmac('sha256', KEY).update(`${id}.${ts}.${BODY}`).digest('base64');
-    out[i] = {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': ts,
-      'webhook-signature': `v1,${sig}`,
-    };
-  }
-  return out;
-}
-
 /** CPU time (user + system, in µs) the server process has used so far; null off Linux. On a
  *  busy machine CPU per request is steadier than req/s, which also counts time spent waiting
  *  for a core. */
@@ -95,20 +60,11 @@ function cpuMicros(pid) {
 }
 
 async function load(port, seconds) {
-  const headers = signedHeaders(Math.ceil(seconds * 40_000) + 10_000);
-  let next = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
     duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path: '/inbox/webhook',
-        body: BODY,
-        setupRequest: (req) => ({ ...req, headers: headers[next++ % headers.length] }),
-      },
-    ],
+    requests: intakeRequests(signedHeaders(SECRET, Math.ceil(seconds * 40_000) + 10_000)),
   });
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`port ${port}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
@@ -193,7 +149,7 @@ if (!args['no-write']) {
   const section = `## Webhook intake
 
 Signed webhook intake (\`bench/webhook-intake.mjs\`, autocannon): \`POST /inbox/webhook\` with a
-~${BODY.length}-byte Resend \`email.delivered\` payload and Standard Webhooks headers, a distinct
+~${WEBHOOK_BODY.length}-byte Resend \`email.delivered\` payload and Standard Webhooks headers, a distinct
 \`webhook-id\` per request (every request is verified, parsed, routed and inserted into the
 in-memory outbox). Baseline: a bare Fastify route doing only the same HMAC-SHA-256 check and an
 in-memory append. The same work on bare Express (\`express.raw()\`) shows what any Express route
