@@ -173,8 +173,8 @@ describe('Standard Webhooks header parsing', () => {
   });
 
   it('decodes base64 signatures only in a canonical spelling of one alphabet', () => {
-    // 0xfb 0xff ... spells '+' and '/' in standard base64, '-' and '_' in URL-safe.
-    const raw = Buffer.from([0xfb, 0xff, ...randomBytes(30)]);
+    // 0xfb 0xff 0xbf spells '+/+/' in standard base64 and '-_-_' in URL-safe, whatever follows.
+    const raw = Buffer.from([0xfb, 0xff, 0xbf, 0xfb, 0xff, 0xbf, ...randomBytes(26)]);
     const standard = raw.toString('base64');
     const urlSafe = raw.toString('base64url');
     for (const good of [standard, standard.slice(0, -1), urlSafe, `${urlSafe}=`]) {
@@ -185,7 +185,8 @@ describe('Standard Webhooks header parsing', () => {
     const strayBits = alphabet[alphabet.indexOf(standard[42]!) + 1]!;
     expect(Buffer.from(`${standard.slice(0, 42)}${strayBits}=`, 'base64').equals(raw)).toBe(true);
     const bad = [
-      `${urlSafe.slice(0, 2)}${standard.slice(2)}`, // both alphabets in one signature
+      `-${standard.slice(1)}`, // both alphabets in one signature
+      `${standard.slice(0, 3)}_${standard.slice(4)}`,
       `${standard.slice(0, 10)}!${standard.slice(11)}`, // a character outside the alphabet
       `${standard.slice(0, 10)} ${standard.slice(11)}`,
       `${standard.slice(0, 42)}${strayBits}=`, // non-canonical last character
