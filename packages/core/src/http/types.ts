@@ -66,8 +66,9 @@ export interface RouteDef<B = any> {
   auth: 'none' | 'bearer';
   /** zod schema of the JSON body; absent = the body is ignored. */
   body?: ZodType<B>;
-  /** The handler validates the parsed JSON against `body` itself, after its access check, so
-   *  a caller without access gets 403/404 and learns nothing from validation. The layer still
+  /** The handler validates the parsed JSON against `body` itself: a library function that
+   *  validates its input anyway (no second pass here), and where access is checked first, a
+   *  caller without access gets 403/404 and learns nothing from validation. The layer still
    *  parses (malformed JSON is refused first); `body` then reaches the handler unvalidated. */
   validatesBody?: boolean;
   /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */

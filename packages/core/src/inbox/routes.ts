@@ -51,6 +51,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       body: createAccountBody,
+      validatesBody: true, // createAccount validates (it is gh.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
       responses: { 201: { description: 'the account', schema: accountSchema }, 401: errors[401] },
       async handler({ principal, body }) {
