@@ -84,7 +84,8 @@ export async function attempt(
   }
   const won = await env.ctx.stores.pendingLogins.consume(pending.jti, env.ctx.clock.now());
   if (!won) throw new GatehouseError('invalid_token');
-  await throttle.reset('code:user', user.id);
+  // No limiter reset on success: whoever holds the password could otherwise wait for the
+  // owner's next login and get a fresh budget of guesses against a six-digit code.
   return { pending: won, user };
 }
 

@@ -823,6 +823,29 @@ export function mfaScenarios(env: HttpEnv): void {
         );
       });
 
+      it('a successful MFA login does not reset the per-user count of wrong codes', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const wrong = async (p: Pending) =>
+          ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: '999999' } });
+        // 8 wrong codes, then the owner logs in; 2 more fill the window of 10.
+        for (let i = 0; i < 2; i++) {
+          const p = await pendingLogin(ctx, a);
+          for (let j = 0; j < 4; j++) await expectProblem(await wrong(p), 401, 'invalid_code');
+        }
+        ctx.clock.advance(STEP);
+        const ok = await pendingLogin(ctx, a);
+        await json(
+          await ctx.request('/auth/mfa/verify', {
+            json: { token: ok.mfaToken, code: totp(secret, ctx.clock) },
+          }),
+          200,
+        );
+        const p = await pendingLogin(ctx, a);
+        for (let j = 0; j < 2; j++) await expectProblem(await wrong(p), 401, 'invalid_code');
+        await expectProblem(await wrong(p), 429, 'rate_limited');
+      });
+
       it('a password reset kills the pending logins of that user', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
