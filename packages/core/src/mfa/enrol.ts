@@ -36,7 +36,9 @@ async function fresh(env: MfaEnv, principal: Principal, password?: string): Prom
 
 /** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
  *  the login's age; a wrong one is a failed login and answers 403 `reauth_required`. */
-async function withPassword(env: MfaEnv, principal: Principal, password: string): Promise<User> {
+/** Removal and new recovery codes need the password whatever the login's age; without one the
+ *  answer is 403 `reauth_required` (CONTRACT.md 2.1), not a field error. */
+async function withPassword(env: MfaEnv, principal: Principal, password: string | undefined): Promise<User> {
   await requireFreshAuth(env.ctx, principal, password, { requirePassword: true });
   return currentUser(env, principal);
 }
@@ -127,7 +129,7 @@ export async function disableMethod(
   env: MfaEnv,
   principal: Principal,
   method: MfaMethod,
-  password: string,
+  password: string | undefined,
 ): Promise<void> {
   const user = await withPassword(env, principal, password);
   const { mfaFactors, webauthnCredentials } = env.ctx.stores;
@@ -139,14 +141,19 @@ export async function disableMethod(
   await afterRemoval(env, user, principal, method);
 }
 
-export async function removePasskey(env: MfaEnv, principal: Principal, id: string, password: string) {
+export async function removePasskey(
+  env: MfaEnv,
+  principal: Principal,
+  id: string,
+  password: string | undefined,
+) {
   const user = await withPassword(env, principal, password);
   if (!(await env.ctx.stores.webauthnCredentials.removeCredential(user.id, id)))
     throw new GatehouseError('not_found');
   await afterRemoval(env, user, principal, 'webauthn');
 }
 
-export async function regenerateRecovery(env: MfaEnv, principal: Principal, password: string) {
+export async function regenerateRecovery(env: MfaEnv, principal: Principal, password: string | undefined) {
   const user = await withPassword(env, principal, password);
   if (!(await hasMfa(env, user)))
     throw new GatehouseError('validation_failed', { detail: 'MFA is not enabled' });

@@ -23,11 +23,11 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       method: 'DELETE',
       path: `/mfa/${method}`,
       auth: 'bearer',
-      body: s.passwordBody,
+      body: s.optionalPasswordBody,
       summary: `Remove the ${method} method (password required)`,
       responses: noContent,
       handler: async ({ principal, body }) => {
-        await enrol.disableMethod(env, principal, method, body.password);
+        await enrol.disableMethod(env, principal, method, body?.password);
         return { status: 204 };
       },
     });
@@ -222,11 +222,11 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       method: 'DELETE',
       path: '/mfa/webauthn/credentials/:id',
       auth: 'bearer',
-      body: s.passwordBody,
+      body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
       responses: noContent,
       handler: async ({ principal, params, body }) => {
-        await enrol.removePasskey(env, principal, params.id!, body.password);
+        await enrol.removePasskey(env, principal, params.id!, body?.password);
         return { status: 204 };
       },
     }),
@@ -234,12 +234,12 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       method: 'POST',
       path: '/mfa/recovery-codes',
       auth: 'bearer',
-      body: s.passwordBody,
+      body: s.optionalPasswordBody,
       summary: 'Replace the recovery codes (password required); the old ones die',
       responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
       handler: async ({ principal, body }) => ({
         status: 200,
-        body: await enrol.regenerateRecovery(env, principal, body.password),
+        body: await enrol.regenerateRecovery(env, principal, body?.password),
       }),
     }),
     disable('totp'),

@@ -64,10 +64,10 @@ export const enrolPasskeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
 });
 
-/** Enrolment routes take no body, or `{ password }` instead of a recent login. */
+/** Enrolment routes take no body, or `{ password }` instead of a recent login. Removal and new
+ *  recovery codes take it too: there a missing password is 403 `reauth_required`, not a 400. */
 export const optionalPasswordBody = z.strictObject({ password: password.optional() }).optional();
 export const confirmBody = z.strictObject({ code, password: password.optional() });
-export const passwordBody = z.strictObject({ password });
 
 export const sessionSchema = z.object({
   accessToken: z.string(),

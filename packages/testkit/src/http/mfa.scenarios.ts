@@ -663,10 +663,16 @@ export function mfaScenarios(env: HttpEnv): void {
           403,
           'reauth_required',
         );
+        // A fresh login is not enough here, and a missing password is a refusal, not a field error.
         await expectProblem(
           await ctx.request('/auth/mfa/totp', { method: 'DELETE', json: {}, bearer: a.access }),
-          400,
-          'validation_failed',
+          403,
+          'reauth_required',
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp', { method: 'DELETE', bearer: a.access }),
+          403,
+          'reauth_required',
         );
         const res = await ctx.request('/auth/mfa/totp', {
           method: 'DELETE',
@@ -943,6 +949,11 @@ export function mfaScenarios(env: HttpEnv): void {
       it('regenerating needs the password, gives 10 new codes and kills the old ones', async () => {
         const a = await signupAndLogin(ctx);
         const { recoveryCodes: old } = await enrolTotp(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/mfa/recovery-codes', { json: {}, bearer: a.access }),
+          403,
+          'reauth_required',
+        );
         await expectProblem(
           await ctx.request('/auth/mfa/recovery-codes', {
             json: { password: 'Wrong-Password-123' },
