@@ -6,6 +6,9 @@ const MAX_ADDRESS = 254;
 const MAX_DISPLAY = 500;
 /** Most addresses taken from one header. */
 const MAX_ADDRESSES = 100;
+/** Deepest nesting followed (a group inside a list is 3): a signed payload can nest arrays
+ *  50,000 deep, and following them would overflow the stack on every retry of the event. */
+const MAX_DEPTH = 8;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
@@ -46,7 +49,8 @@ export function parseAddresses(value: unknown): ParsedAddress[] {
     const a = address === null ? null : canonicalAddress(address);
     out.push({ display: headerSafe(display, MAX_DISPLAY), address: a !== null && plausible(a) ? a : null });
   };
-  const visit = (v: unknown) => {
+  const visit = (v: unknown, depth: number) => {
+    if (depth > MAX_DEPTH) return;
     if (typeof v === 'string') {
       if (v.length > 100_000) return;
       let parsed: Array<{ name: string; address: string }> = [];
@@ -60,7 +64,7 @@ export function parseAddresses(value: unknown): ParsedAddress[] {
         if (display) push(display, p.address || null);
       }
     } else if (Array.isArray(v)) {
-      for (const x of v.slice(0, MAX_ADDRESSES)) visit(x);
+      for (const x of v.slice(0, MAX_ADDRESSES)) visit(x, depth + 1);
     } else if (typeof v === 'object' && v !== null) {
       const o = v as Record<string, unknown>;
       const address = Object.hasOwn(o, 'email')
@@ -70,10 +74,10 @@ export function parseAddresses(value: unknown): ParsedAddress[] {
           : undefined;
       const name = Object.hasOwn(o, 'name') && typeof o.name === 'string' ? o.name : '';
       if (typeof address === 'string' && address) push(name ? `${name} <${address}>` : address, address);
-      else if (Object.hasOwn(o, 'group')) visit(o.group);
-      else if (Object.hasOwn(o, 'value')) visit(o.value);
+      else if (Object.hasOwn(o, 'group')) visit(o.group, depth + 1);
+      else if (Object.hasOwn(o, 'value')) visit(o.value, depth + 1);
     }
   };
-  visit(value);
+  visit(value, 0);
   return out;
 }

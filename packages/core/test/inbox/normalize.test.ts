@@ -115,6 +115,15 @@ describe('addresses', () => {
     expect(parseAddresses({ __proto__: { email: 'evil@x' } })).toEqual([]);
   });
 
+  it('follows a few levels of nesting, not 50,000 (no stack overflow on a hostile payload)', () => {
+    expect(parseAddresses([{ group: [['a@x.test']] }])).toEqual([
+      { display: 'a@x.test', address: 'a@x.test' },
+    ]);
+    const deep = JSON.parse(`${'['.repeat(50_000)}"b@x.test"${']'.repeat(50_000)}`);
+    expect(parseAddresses(deep)).toEqual([]);
+    expect(parseAddresses({ value: deep })).toEqual([]);
+  });
+
   it('removes CR and LF so nothing can start a header', () => {
     expect(headerSafe('Hi\r\nBcc: victim@x')).toBe('Hi Bcc: victim@x');
     expect(headerSafe('a\u2028b')).toBe('a b');
