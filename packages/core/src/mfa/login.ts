@@ -98,10 +98,11 @@ async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise
 
 /** Routes 9, 11, 12: completes a pending login with a code. Without `methodType`, a recovery
  *  code is recognised by its shape and a six-digit code is tried as TOTP, then as the emailed
- *  code; either way one wrong answer counts once. */
+ *  code; either way one wrong answer counts once. `methodField` names the body field an
+ *  unoffered method is blamed on (route 9 has no `methodType`: its token is what is wrong). */
 export async function verifyCode(
   env: MfaEnv,
-  input: { token: string; code: string; methodType?: CodeMethod; ip: string },
+  input: { token: string; code: string; methodType?: CodeMethod; ip: string; methodField?: string },
 ): Promise<SessionAnswer> {
   const code = input.code.trim();
   let used: CodeMethod = input.methodType ?? 'totp';
@@ -109,7 +110,7 @@ export async function verifyCode(
     const offered = p.pending.methods;
     if (input.methodType === 'recovery') return checkRecovery(env, p, code);
     if (input.methodType) {
-      assertOffered(p, input.methodType, 'methodType');
+      assertOffered(p, input.methodType, input.methodField ?? 'methodType');
       return input.methodType === 'totp'
         ? checkTotp(env, p.user.id, code)
         : consumeLoginCode(env, p.pending.jti, code);

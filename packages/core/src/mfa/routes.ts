@@ -43,7 +43,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       responses: session,
       handler: async ({ body, ip }) => ({
         status: 200,
-        body: await login.verifyCode(env, { ...body, methodType: 'email', ip }),
+        body: await login.verifyCode(env, { ...body, methodType: 'email', methodField: 'token', ip }),
       }),
     }),
     route({
