@@ -1,10 +1,11 @@
 /** Reply/forward prefixes in common languages: Re, Fwd, Fw, AW and WG (de), SV (sv/da/no),
- *  VS and VL (fi), Antw and Doorst (nl), R, Ref, Rif (it), Tr, Ré, Réf (fr), Enc, Res (pt),
- *  RV (es), Odp and PD (pl), YNT, Yanıt and İLT (tr), Vá (hu), Atb (lv), Ответ, Отв and
- *  Пересл (ru), ΑΠ, ΣΧΕΤ and ΠΡΘ (el), 回复, 回覆, 答复, 答覆, 转发 and 轉寄 (zh), 회신 and 전달
- *  (ko). Optional counter (`Re[2]`, `Re(2)`, `Re^2`), then `:` or the full-width `：`. */
+ *  VS and VL (fi), VB (sv), Antw and Doorst (nl), R, I, Ref, Rif (it), Tr, Ré, Rép, Réf (fr),
+ *  Enc, Res (pt), RV (es), Odp and PD (pl), YNT, Yanıt and İLT (tr), Vá (hu), Atb (lv), Ответ,
+ *  Отв and Пересл (ru), ΑΠ, ΣΧΕΤ and ΠΡΘ (el), 回复, 回覆, 答复, 答覆, 转发 and 轉寄 (zh), 회신,
+ *  답장 and 전달 (ko). Optional counter (`Re[2]`, `Re(2)`, `Re^2`), then `:` or the full-width
+ *  `：`. */
 const PREFIX =
-  /^\s*(?:re|fwd?|aw|wg|sv|vs|vl|antw|antwort|doorst|r|ref|rif|tr|enc|rv|odp|pd|ynt|yan[ıi]t|[iİ]lt|res|ré|réf|vá|atb|ответ|отв|пересл|απ|σχετ|πρθ|回复|回覆|答复|答覆|转发|轉發|转寄|轉寄|회신|전달)\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\^\d{1,4})?\s*[:：]\s*/iu;
+  /^\s*(?:re|fwd?|aw|wg|sv|vs|vl|vb|antw|antwort|doorst|r|i|ref|rif|tr|enc|rv|odp|pd|ynt|yan[ıi]t|[iİ]lt|res|ré|rép|réf|vá|atb|ответ|отв|пересл|απ|σχετ|πρθ|回复|回覆|答复|答覆|转发|轉發|转寄|轉寄|회신|답장|전달)\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\^\d{1,4})?\s*[:：]\s*/iu;
 
 /** Leading `[list]` tags: kept, but prefixes right after them are stripped too. */
 const TAGS = /^(?:\[[^\]]{0,200}\]\s*)*/u;
