@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { codeField, passwordField, tokenField } from '../auth/schemas.js';
 
-const token = z.string().min(1).max(4096);
-const code = z.string().min(1).max(64);
-const password = z.string().min(1).max(128);
+const token = tokenField;
+const code = codeField;
+/** The auth area's password field: 128 code points, as at signup (an emoji password fits). */
+const password = passwordField;
 const b64url = z
   .string()
   .max(16_384)

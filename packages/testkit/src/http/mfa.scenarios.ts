@@ -49,17 +49,11 @@ function totp(secret: string, clock: TestClock, steps = 0): string {
   }).generate({ timestamp: clock.now().getTime() + steps * STEP });
 }
 
-async function signupAndLogin(ctx: HttpContext): Promise<Account> {
+async function signupAndLogin(ctx: HttpContext, password = PASSWORD): Promise<Account> {
   const email = `mfa-${randomUUID()}@example.test`;
-  await json(
-    await ctx.request('/auth/signup', { json: { name: 'Mfa Tester', email, password: PASSWORD } }),
-    201,
-  );
-  const s = await json<Session>(
-    await ctx.request('/auth/login', { json: { email, password: PASSWORD } }),
-    200,
-  );
-  return { email, password: PASSWORD, access: s.accessToken };
+  await json(await ctx.request('/auth/signup', { json: { name: 'Mfa Tester', email, password } }), 201);
+  const s = await json<Session>(await ctx.request('/auth/login', { json: { email, password } }), 200);
+  return { email, password, access: s.accessToken };
 }
 
 async function login(ctx: HttpContext, a: Account, refreshToken?: boolean) {
@@ -694,6 +688,19 @@ export function mfaScenarios(env: HttpEnv): void {
           404,
           'not_found',
         );
+      });
+
+      it('a password of 128 characters outside the BMP proves fresh authentication as it logs in', async () => {
+        // 128 code points, 256 UTF-16 units: the MFA routes count like signup does.
+        const emoji = Array.from({ length: 128 }, (_, i) => String.fromCodePoint(0x1f400 + i)).join('');
+        const a = await signupAndLogin(ctx, emoji);
+        await enrolTotp(ctx, a);
+        const res = await ctx.request('/auth/mfa/totp', {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: a.access,
+        });
+        expect(res.status).toBe(204);
       });
 
       it('adding a factor mails the owner', async () => {
