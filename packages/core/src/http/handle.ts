@@ -30,6 +30,7 @@ const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}
 const NO_QUERY = new URLSearchParams();
 
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const identity = /^\s*(?:identity\s*)?$/i;
 
 function header(headers: Record<string, HeaderValue>, name: string): string | undefined {
   const v = headers[name];
@@ -47,6 +48,9 @@ function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unkno
   if (raw.byteLength === 0) return undefined;
   const type = header(headers, 'content-type');
   if (type === undefined || !jsonType.test(type)) throw new GatehouseError('unsupported_media_type');
+  // Bodies are read as sent: a compressed one is a media type we do not take (RFC 9110 15.5.16).
+  const coding = header(headers, 'content-encoding');
+  if (coding !== undefined && !identity.test(coding)) throw new GatehouseError('unsupported_media_type');
   try {
     return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
   } catch {

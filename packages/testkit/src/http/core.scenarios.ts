@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { junkRequest } from './arbitraries.js';
@@ -122,6 +123,22 @@ export function coreScenarios(env: HttpEnv): void {
         });
         await expectProblem(res, 415, 'unsupported_media_type');
       }
+    });
+
+    it('refuses a compressed JSON body with 415, and takes an identity one', async () => {
+      const body = JSON.stringify({ email: 'a@example.test' });
+      const gz = await ctx.request('/auth/forgot', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync(body),
+      });
+      await expectProblem(gz, 415, 'unsupported_media_type');
+      const plain = await ctx.request('/auth/forgot', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+        body,
+      });
+      expect(plain.status).toBe(202);
     });
 
     it('refuses malformed JSON with 400 invalid_json', async () => {
