@@ -1,4 +1,11 @@
-import { type Clock, type Logger, type Stores, silentLogger, systemClock } from '@gatehouse/core';
+import {
+  type Clock,
+  ConfigError,
+  type Logger,
+  type Stores,
+  silentLogger,
+  systemClock,
+} from '@gatehouse/core';
 import { guarded, type PoolLike, type Queryable, withTransaction } from './db.js';
 import type { StoreDeps } from './deps.js';
 import { checkSchema, DEFAULT_SCHEMA, qualifier } from './schema.js';
@@ -63,13 +70,34 @@ function portStores(deps: StoreDeps): PortStores {
 
 const POOL_ERROR_HANDLED = Symbol.for('gatehouse.postgres.pool-error-handled');
 
+const isPool = (v: unknown): v is PoolLike =>
+  typeof (v as PoolLike | null)?.query === 'function' && typeof (v as PoolLike).connect === 'function';
+
+/** `postgresStores(pool, opts?)` (CONTRACT.md 1) or `postgresStores({ pool, ...opts })`. */
+function storesOptions(
+  first: PoolLike | PostgresStoresOptions,
+  rest: Omit<PostgresStoresOptions, 'pool'>,
+): PostgresStoresOptions {
+  if (isPool(first)) return { ...rest, pool: first };
+  if (isPool((first as PostgresStoresOptions | null)?.pool)) return first as PostgresStoresOptions;
+  throw new ConfigError(
+    'postgresStores needs a pg.Pool: postgresStores(pool) or postgresStores({ pool, schema })',
+  );
+}
+
 /**
  * Every Gatehouse storage port on Postgres. Run `migrate(pool, { schema })` first (the
  * examples do it at start-up). Atomicity lives in SQL: single statements with
  * `... WHERE <still valid> RETURNING`, unique constraints for de-duplication, row locks where a
  * read decides a write, `FOR UPDATE SKIP LOCKED` for outbox claims.
  */
-export function postgresStores(opts: PostgresStoresOptions): Stores {
+export function postgresStores(pool: PoolLike, opts?: Omit<PostgresStoresOptions, 'pool'>): Stores;
+export function postgresStores(opts: PostgresStoresOptions): Stores;
+export function postgresStores(
+  first: PoolLike | PostgresStoresOptions,
+  rest: Omit<PostgresStoresOptions, 'pool'> = {},
+): Stores {
+  const opts = storesOptions(first, rest);
   const { pool } = opts;
   const schema = checkSchema(opts.schema ?? DEFAULT_SCHEMA);
   const logger = opts.logger ?? silentLogger;

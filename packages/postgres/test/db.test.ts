@@ -1,4 +1,4 @@
-import { isStoreError, toProblem } from '@gatehouse/core';
+import { ConfigError, isStoreError, toProblem } from '@gatehouse/core';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUnavailable } from '../src/db.js';
@@ -17,6 +17,20 @@ afterAll(() => db?.close());
 beforeEach(() => db.reset());
 
 const stores = () => postgresStores({ pool: db.pool, schema: db.schema, listen: false });
+
+describe('postgresStores arguments', () => {
+  it('takes the pool itself (CONTRACT.md 1) as well as an options object', async () => {
+    const s = postgresStores(db.pool, { schema: db.schema, listen: false });
+    const { id } = await s.outbox.publish({ name: 'n', payload: 'p' }, now);
+    expect(await stores().outbox.get(id)).toMatchObject({ id, name: 'n' });
+  });
+
+  it('refuses anything else with a ConfigError at once', () => {
+    for (const bad of [undefined, {}, { pool: {} }, { query: () => {} }]) {
+      expect(() => postgresStores(bad as never)).toThrow(ConfigError);
+    }
+  });
+});
 
 describe('transaction', () => {
   it('commits every write made through the transaction stores', async () => {
