@@ -3,7 +3,7 @@ import {
   createPublicKey,
   createSecretKey,
   generateKeyPairSync,
-  type KeyObject,
+  KeyObject,
 } from 'node:crypto';
 import {
   calculateJwkThumbprint,
@@ -21,9 +21,12 @@ import type { Logger } from '../ports/logger.js';
 export type Algorithm = 'EdDSA' | 'ES256' | 'HS256';
 
 /** One signing or verification key. The first configured key signs; every key verifies
- *  (so a new key can take over signing while tokens signed by the old one stay valid). */
+ *  (so a new key can take over signing while tokens signed by the old one stay valid).
+ *  A bare `KeyObject` names its algorithm by its type: Ed25519 -> EdDSA, P-256 -> ES256,
+ *  a secret key -> HS256. */
 export type KeyInput =
   | JWK
+  | KeyObject
   | { kid?: string; alg: Algorithm; key: KeyObject }
   | { kid?: string; alg: 'HS256'; secret: string | Uint8Array };
 
@@ -45,49 +48,84 @@ export interface Keyring {
   jwks(): Promise<{ keys: JWK[] }>;
 }
 
+/** A key checked and typed, before its kid (a thumbprint needs an await) is known. */
+type CheckedKey = Omit<LoadedKey, 'kid'> & { kid?: string; jwk?: JWK };
+
+const UNSUPPORTED = 'use EdDSA (Ed25519), ES256 (P-256) or HS256 (a secret of 32+ bytes)';
+
 function algOfJwk(jwk: JWK): Algorithm {
   if (jwk.alg === 'EdDSA' || jwk.alg === 'Ed25519' || (jwk.kty === 'OKP' && jwk.crv === 'Ed25519'))
     return 'EdDSA';
   if (jwk.alg === 'ES256' || (jwk.kty === 'EC' && jwk.crv === 'P-256')) return 'ES256';
   if (jwk.alg === 'HS256' || jwk.kty === 'oct') return 'HS256';
-  throw new ConfigError(
-    `Unsupported key: kty=${jwk.kty} alg=${jwk.alg}; use EdDSA (Ed25519), ES256 or HS256`,
-  );
+  throw new ConfigError(`Unsupported key: kty=${jwk.kty} alg=${jwk.alg}; ${UNSUPPORTED}`);
 }
 
-async function load(input: KeyInput): Promise<LoadedKey> {
+function algOfKeyObject(key: KeyObject): Algorithm {
+  if (key.type === 'secret') return 'HS256';
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
+  throw new ConfigError(`Unsupported key: ${key.asymmetricKeyType} ${key.type} key; ${UNSUPPORTED}`);
+}
+
+function secretKey(key: KeyObject): CheckedKey {
+  if ((key.symmetricKeySize ?? 0) < 32) throw new ConfigError('HS256 secrets must be at least 32 bytes');
+  return { alg: 'HS256', sign: key, verify: key };
+}
+
+function asymmetricKey(key: KeyObject, alg: Algorithm): CheckedKey {
+  if (algOfKeyObject(key) !== alg) throw new ConfigError(`The key given for ${alg} is not a ${alg} key`);
+  return key.type === 'private' ? { alg, sign: key, verify: createPublicKey(key) } : { alg, verify: key };
+}
+
+/** Checks one key synchronously, so a bad one is a ConfigError from `createGatehouse`. */
+function check(input: KeyInput): CheckedKey {
+  if (input instanceof KeyObject) {
+    const alg = algOfKeyObject(input);
+    return alg === 'HS256' ? secretKey(input) : asymmetricKey(input, alg);
+  }
+  if (typeof input !== 'object' || input === null) throw new ConfigError(`Unsupported key; ${UNSUPPORTED}`);
   if ('kty' in input && typeof input.kty === 'string') {
     const jwk = input as JWK;
     const alg = algOfJwk(jwk);
     if (alg === 'HS256') {
-      const key = createSecretKey(Buffer.from(jwk.k ?? '', 'base64url'));
-      if (key.symmetricKeySize !== undefined && key.symmetricKeySize < 32)
-        throw new ConfigError('HS256 secrets must be at least 32 bytes');
-      return { kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), alg, sign: key, verify: key };
+      return { ...secretKey(createSecretKey(Buffer.from(jwk.k ?? '', 'base64url'))), kid: jwk.kid, jwk };
     }
-    const isPrivate = 'd' in jwk && jwk.d !== undefined;
-    const key = isPrivate
-      ? createPrivateKey({ key: jwk as never, format: 'jwk' })
-      : createPublicKey({ key: jwk as never, format: 'jwk' });
-    const pub = isPrivate ? createPublicKey(key) : key;
+    let key: KeyObject;
+    try {
+      key =
+        jwk.d !== undefined
+          ? createPrivateKey({ key: jwk as never, format: 'jwk' })
+          : createPublicKey({ key: jwk as never, format: 'jwk' });
+    } catch (e) {
+      throw new ConfigError(`Unreadable ${alg} JWK: ${e instanceof Error ? e.message : String(e)}`);
+    }
     const { d: _d, ...pubJwk } = jwk;
-    return {
-      kid: jwk.kid ?? (await calculateJwkThumbprint(pubJwk)),
-      alg,
-      sign: isPrivate ? key : undefined,
-      verify: pub,
-    };
+    return { ...asymmetricKey(key, alg), kid: jwk.kid, jwk: pubJwk };
   }
+  const kid = typeof input.kid === 'string' ? input.kid : undefined;
   if ('secret' in input) {
-    const key = createSecretKey(typeof input.secret === 'string' ? Buffer.from(input.secret) : input.secret);
-    if ((key.symmetricKeySize ?? 0) < 32) throw new ConfigError('HS256 secrets must be at least 32 bytes');
-    return { kid: input.kid ?? 'hs256', alg: 'HS256', sign: key, verify: key };
+    if (typeof input.secret !== 'string' && !(input.secret instanceof Uint8Array))
+      throw new ConfigError('An HS256 secret is a string or bytes');
+    const bytes = typeof input.secret === 'string' ? Buffer.from(input.secret) : input.secret;
+    return { ...secretKey(createSecretKey(bytes)), kid };
   }
-  const { key, alg } = input as { kid?: string; alg: Algorithm; key: KeyObject };
-  if (alg === 'HS256') return { kid: input.kid ?? 'hs256', alg, sign: key, verify: key };
-  const pub = key.type === 'private' ? createPublicKey(key) : key;
-  const kid = input.kid ?? (await calculateJwkThumbprint(await exportJWK(pub)));
-  return { kid, alg, sign: key.type === 'private' ? key : undefined, verify: pub };
+  const { key, alg } = input as { alg: Algorithm; key: unknown };
+  if (!(key instanceof KeyObject)) throw new ConfigError('`key` must be a KeyObject (node:crypto)');
+  if (alg !== 'EdDSA' && alg !== 'ES256' && alg !== 'HS256')
+    throw new ConfigError(`Unsupported alg; ${UNSUPPORTED}`);
+  if (alg === 'HS256') {
+    if (key.type !== 'secret') throw new ConfigError('The key given for HS256 is not a secret key');
+    return { ...secretKey(key), kid };
+  }
+  return { ...asymmetricKey(key, alg), kid };
+}
+
+async function withKid(k: CheckedKey): Promise<LoadedKey> {
+  const { jwk, kid, ...key } = k;
+  if (kid !== undefined) return { ...key, kid };
+  if (key.alg === 'HS256') return { ...key, kid: jwk ? await calculateJwkThumbprint(jwk) : 'hs256' };
+  return { ...key, kid: await calculateJwkThumbprint(jwk ?? (await exportJWK(key.verify))) };
 }
 
 /** Loads the configured keys once (lazily, so `createGatehouse` stays synchronous).
@@ -98,19 +136,23 @@ export function createKeyring(opts: {
   logger: Logger;
   clock: Clock;
 }): Keyring {
+  let inputs = opts.keys === undefined ? [] : Array.isArray(opts.keys) ? opts.keys : [opts.keys];
+  if (inputs.length === 0) {
+    opts.logger.warn(
+      { event: 'config_warning', reason: 'ephemeral_key' },
+      'no signing keys configured: using an ephemeral Ed25519 key; tokens die with this process',
+    );
+    inputs = [generateKeyPairSync('ed25519').privateKey];
+  }
+  // Shapes, algorithms and sizes are checked here, synchronously: a bad key fails start-up.
+  const checked = inputs.map(check);
+  const firstAlg = checked[0]!.alg;
+  if (checked.some((k) => k.alg !== firstAlg)) throw new ConfigError('All keys must use one algorithm');
+  if (!checked[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
+
   const ready = (async () => {
-    let inputs = opts.keys === undefined ? [] : Array.isArray(opts.keys) ? opts.keys : [opts.keys];
-    if (inputs.length === 0) {
-      opts.logger.warn(
-        { event: 'config_warning', reason: 'ephemeral_key' },
-        'no signing keys configured: using an ephemeral Ed25519 key; tokens die with this process',
-      );
-      inputs = [{ alg: 'EdDSA', key: generateKeyPairSync('ed25519').privateKey }];
-    }
-    const loaded = await Promise.all(inputs.map(load));
-    const alg = loaded[0]!.alg;
-    if (loaded.some((k) => k.alg !== alg)) throw new ConfigError('All keys must use one algorithm');
-    if (!loaded[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
+    const loaded = await Promise.all(checked.map(withKid));
+    const alg = firstAlg;
     // Keys are looked up by kid: a repeated one would hide one of the two keys.
     const seen = new Set<string>();
     for (const { kid } of loaded) {

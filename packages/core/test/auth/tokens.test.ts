@@ -1,6 +1,7 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { createKeyring } from '../../src/tokens/keyring.js';
 import { session, setup, user } from './setup.js';
 
@@ -132,6 +133,34 @@ describe('access tokens', () => {
       clock: { now: () => new Date() },
     });
     await expect(keyring.jwks()).rejects.toThrow(/"k1" is used twice/);
+  });
+
+  it('take a bare KeyObject and sign with the algorithm its type names', async () => {
+    for (const [key, alg] of [
+      [generateKeyPairSync('ed25519').privateKey, 'EdDSA'],
+      [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, 'ES256'],
+      [createSecretKey(randomBytes(32)), 'HS256'],
+    ] as const) {
+      const t = setup({ keys: key });
+      const s = await session(t, await user(t));
+      expect(JSON.parse(Buffer.from(s.accessToken.split('.')[0]!, 'base64url').toString()).alg).toBe(alg);
+      await t.gh.auth.verifyAccessToken(s.accessToken);
+    }
+  });
+
+  it('refuse an unusable key when the instance is created, not at the first login', () => {
+    const bad = [
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+      generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey,
+      createSecretKey(randomBytes(16)),
+      { alg: 'HS256', secret: 'short' },
+      { alg: 'ES256', key: generateKeyPairSync('ed25519').privateKey },
+      { alg: 'EdDSA', key: 'not a key' },
+      { kty: 'OKP', crv: 'Ed25519', x: 'broken' },
+      generateKeyPairSync('ed25519').publicKey,
+      [generateKeyPairSync('ed25519').privateKey, createSecretKey(randomBytes(32))],
+    ];
+    for (const keys of bad) expect(() => setup({ keys: keys as never })).toThrow(ConfigError);
   });
 
   it('work with an HS256 secret of 32+ bytes, whose JWKS stays empty', async () => {
