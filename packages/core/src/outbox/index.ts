@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, GatehouseError } from '../errors.js';
 import type { OutboxEvent, OutboxLease, OutboxStats, PublishResult } from '../ports/outbox-store.js';
 import { backoffDelay } from './backoff.js';
 import type { Consumer, OutboxOptions, PublishInput } from './types.js';
@@ -214,6 +214,18 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
 
   // No `async` wrapper: webhook intake awaits this on every request.
   function publishIfNew(input: PublishInput): Promise<PublishResult> {
+    // A few typeof checks, so every store refuses a malformed event alike (not as a SQL error).
+    if (
+      typeof input?.name !== 'string' ||
+      input.name === '' ||
+      typeof input.payload !== 'string' ||
+      (input.dedupeKey !== undefined && typeof input.dedupeKey !== 'string')
+    )
+      return Promise.reject(
+        new GatehouseError('validation_failed', {
+          detail: 'An outbox event needs a name, a string payload and an optional string dedupeKey',
+        }),
+      );
     return store().publish(input, clock.now()).then(wakeOnNew);
   }
 

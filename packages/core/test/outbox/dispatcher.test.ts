@@ -400,4 +400,18 @@ describe('gh.outbox', () => {
     expect(await gh.outbox.get(id)).toMatchObject({ name: 'x.y', status: 'pending' });
     await gh.close();
   });
+
+  it('refuses a malformed event with validation_failed and stores nothing', async () => {
+    const gh = createGatehouse({ issuer: 'https://i.test', audience: 'a', clock: new TestClock() });
+    for (const bad of [
+      {},
+      { name: '', payload: '{}' },
+      { name: 'x', payload: 1 },
+      { name: 'x', payload: '', dedupeKey: 2 },
+    ]) {
+      await expect(gh.outbox.publish(bad as never)).rejects.toMatchObject({ code: 'validation_failed' });
+    }
+    expect(await gh.outbox.stats()).toEqual({ pending: 0, done: 0, dead: 0 });
+    await gh.close();
+  });
 });
