@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { validate } from '../http/handle.js';
 import type { Principal } from '../http/types.js';
+import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
 import type { AuthDeps } from './deps.js';
 import type { RequestMeta } from './log.js';
@@ -68,27 +69,25 @@ export function createAuthFlows(
 
 export type AuthFlows = ReturnType<typeof createAuthFlows>;
 
-/** `gh.auth.*`: the flows as plain async functions, inputs validated exactly as over HTTP. */
+/** `gh.auth.*`: the flows as plain async functions, inputs validated exactly as over HTTP (a
+ *  bad input rejects, it never throws synchronously). */
 export function createAuthApi(flows: AuthFlows) {
   return {
     ...flows,
-    signup: (input: In<typeof s.signupBody>, meta?: RequestMeta) =>
-      flows.signup(validate(s.signupBody, input), meta),
-    login: (input: In<typeof s.loginBody>, meta?: RequestMeta) =>
-      flows.login(validate(s.loginBody, input), meta),
-    refresh: (input: In<typeof s.refreshBody>, meta?: RequestMeta) =>
-      flows.refresh(validate(s.refreshBody, input), meta),
-    logout: (input: In<typeof s.logoutBody>, meta?: RequestMeta) =>
-      flows.logout(validate(s.logoutBody, input), meta),
-    forgot: (input: In<typeof s.forgotBody>, meta?: RequestMeta) =>
-      flows.forgot(validate(s.forgotBody, input), meta),
-    forgotReset: (input: In<typeof s.forgotResetBody>, meta?: RequestMeta) =>
-      flows.forgotReset(validate(s.forgotResetBody, input), meta),
-    changePassword: (principal: Principal, input: In<typeof s.changePasswordBody>, meta?: RequestMeta) =>
-      flows.changePassword(principal, validate(s.changePasswordBody, input), meta),
-    revokeSession: (principal: Principal, sid: string, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
-      flows.revokeSession(principal, sid, validate(s.reauthBody, input) ?? {}, meta),
-    revokeOtherSessions: (principal: Principal, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
+    signup: validated(s.signupBody, flows.signup),
+    login: validated(s.loginBody, flows.login),
+    refresh: validated(s.refreshBody, flows.refresh),
+    logout: validated(s.logoutBody, flows.logout),
+    forgot: validated(s.forgotBody, flows.forgot),
+    forgotReset: validated(s.forgotResetBody, flows.forgotReset),
+    changePassword: validatedFor(s.changePasswordBody, flows.changePassword),
+    revokeSession: async (
+      principal: Principal,
+      sid: string,
+      input?: In<typeof s.reauthBody>,
+      meta?: RequestMeta,
+    ) => flows.revokeSession(principal, sid, validate(s.reauthBody, input) ?? {}, meta),
+    revokeOtherSessions: async (principal: Principal, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
       flows.revokeOtherSessions(principal, validate(s.reauthBody, input) ?? {}, meta),
   };
 }

@@ -1,5 +1,6 @@
 import type { GatehouseContext } from '../context.js';
 import type { RouteDef } from '../http/types.js';
+import { createMfaApi, createMfaFlows } from './api.js';
 import { type MfaEnv, registerMfaEnv } from './env.js';
 import { createMfaGate } from './login.js';
 import { resolveMfaConfig } from './options.js';
@@ -14,10 +15,12 @@ export function createMfaArea(ctx: GatehouseContext) {
   registerMfaEnv(env);
   const gate = createMfaGate(env);
   ctx.mfa = gate;
+  const flows = createMfaFlows(env);
   const api = {
+    ...createMfaApi(flows),
     /** MFA state of a user, as `GET /auth/me` shows it. */
     mfaSummary: (userId: string) => mfaSummary(ctx, userId),
   };
-  const routes: RouteDef[] = mfaRoutes(env);
+  const routes: RouteDef[] = mfaRoutes(env, flows);
   return { api, routes };
 }

@@ -1,23 +1,28 @@
-import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { MfaMethod } from '../context.js';
-import type { RouteDef } from '../http/types.js';
-import * as enrol from './enrol.js';
+import type { RouteContext, RouteDef } from '../http/types.js';
+import type { MfaFlows } from './api.js';
 import * as atLogin from './enrol-at-login.js';
 import type { MfaEnv } from './env.js';
-import * as login from './login.js';
 import * as s from './schemas.js';
 
 const session = { 200: { description: 'Session', schema: s.sessionSchema } };
 const accepted = { 202: { description: 'Accepted', schema: s.acceptedSchema } };
 const noContent = { 204: { description: 'Done' } };
 
+type Out<T extends z.ZodType> = z.output<T>;
+
 function route<B>(def: Omit<RouteDef<B>, 'area'>): RouteDef<B> {
   return { area: 'auth', ...def };
 }
 
 /** Routes 9-15 of CONTRACT.md section 2 and the MFA enrolment table. */
-export function mfaRoutes(env: MfaEnv): RouteDef[] {
+export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
+  const resend = async ({ body, ip }: RouteContext<Out<typeof s.tokenBody>>) => {
+    await flows.resendCode(body, { ip });
+    return { status: 202, body: { accepted: true } };
+  };
   const disable = (method: MfaMethod) =>
     route({
       method: 'DELETE',
@@ -27,7 +32,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       summary: `Remove the ${method} method (password required)`,
       responses: noContent,
       handler: async ({ principal, body }) => {
-        await enrol.disableMethod(env, principal, method, body?.password);
+        await flows.disableMfaMethod(principal, method, body);
         return { status: 204 };
       },
     });
@@ -41,10 +46,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
       responses: session,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await login.verifyCode(env, { ...body, methodType: 'email', methodField: 'token', ip }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.loginWithEmailCode(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -53,10 +55,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.tokenBody,
       summary: 'Mail a fresh login code for a pending login',
       responses: accepted,
-      handler: async ({ body, ip }) => {
-        await login.resendCode(env, { token: body.token, ip });
-        return { status: 202, body: { accepted: true } };
-      },
+      handler: resend,
     }),
     route({
       method: 'POST',
@@ -65,7 +64,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
       responses: session,
-      handler: async ({ body, ip }) => ({ status: 200, body: await login.verifyCode(env, { ...body, ip }) }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.verifyMfa(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -74,10 +73,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
       responses: session,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await login.verifyCode(env, { ...body, methodType: 'recovery', ip }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.verifyRecoveryCode(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -86,10 +82,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.tokenBody,
       summary: 'Mail a fresh code for a pending login (email method)',
       responses: accepted,
-      handler: async ({ body, ip }) => {
-        await login.resendCode(env, { token: body.token, ip });
-        return { status: 202, body: { accepted: true } };
-      },
+      handler: resend,
     }),
     route({
       method: 'POST',
@@ -100,7 +93,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON' } },
       handler: async ({ body, ip }) => ({
         status: 200,
-        body: await login.webauthnLoginOptions(env, { mfaToken: body.mfaToken, ip }),
+        body: await flows.webauthnLoginOptions(body, { ip }),
       }),
     }),
     route({
@@ -110,14 +103,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
       responses: session,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await login.webauthnLoginVerify(env, {
-          mfaToken: body.mfaToken,
-          assertionResponse: body.assertionResponse as AuthenticationResponseJSON,
-          ip,
-        }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.webauthnLoginVerify(body, { ip }) }),
     }),
 
     // --- enrolment and housekeeping (Bearer) ---
@@ -133,10 +119,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
           schema: z.object({ secret: z.string(), otpauthUri: z.string() }),
         },
       },
-      handler: async ({ principal, body }) => ({
-        status: 200,
-        body: await enrol.totpSetup(env, principal, body?.password),
-      }),
+      handler: async ({ principal, body }) => ({ status: 200, body: await flows.totpSetup(principal, body) }),
     }),
     route({
       method: 'POST',
@@ -147,7 +130,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async ({ principal, body, ip }) => ({
         status: 200,
-        body: await enrol.totpConfirm(env, principal, { ...body, ip }),
+        body: await flows.totpConfirm(principal, body, { ip }),
       }),
     }),
     route({
@@ -158,7 +141,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       summary: 'Start email-code enrolment: a code is mailed',
       responses: accepted,
       handler: async ({ principal, body }) => {
-        await enrol.emailSetup(env, principal, body?.password);
+        await flows.emailSetup(principal, body);
         return { status: 202, body: { accepted: true } };
       },
     }),
@@ -171,7 +154,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async ({ principal, body, ip }) => ({
         status: 200,
-        body: await enrol.emailConfirm(env, principal, { ...body, ip }),
+        body: await flows.emailConfirm(principal, body, { ip }),
       }),
     }),
     route({
@@ -181,10 +164,10 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
       responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
-      handler: async ({ principal, body, ip }) => {
-        await env.ctx.throttle.hit('webauthn:ip', ip);
-        return { status: 200, body: await enrol.webauthnRegisterOptions(env, principal, body?.password) };
-      },
+      handler: async ({ principal, body, ip }) => ({
+        status: 200,
+        body: await flows.webauthnRegisterOptions(principal, body, { ip }),
+      }),
     }),
     route({
       method: 'POST',
@@ -200,12 +183,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       },
       handler: async ({ principal, body, ip }) => ({
         status: 200,
-        body: await enrol.webauthnRegisterVerify(env, principal, {
-          attestationResponse: body.attestationResponse as RegistrationResponseJSON,
-          name: body.name,
-          password: body.password,
-          ip,
-        }),
+        body: await flows.webauthnRegisterVerify(principal, body, { ip }),
       }),
     }),
     route({
@@ -213,10 +191,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       path: '/mfa/webauthn/credentials',
       auth: 'bearer',
       summary: "The caller's passkeys",
-      handler: async ({ principal }) => ({
-        status: 200,
-        body: { credentials: await enrol.listPasskeys(env, principal) },
-      }),
+      handler: async ({ principal }) => ({ status: 200, body: await flows.listPasskeys(principal) }),
     }),
     route({
       method: 'DELETE',
@@ -226,7 +201,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       summary: 'Remove one passkey (password required)',
       responses: noContent,
       handler: async ({ principal, params, body }) => {
-        await enrol.removePasskey(env, principal, params.id!, body?.password);
+        await flows.removePasskey(principal, params.id!, body);
         return { status: 204 };
       },
     }),
@@ -239,7 +214,7 @@ export function mfaRoutes(env: MfaEnv): RouteDef[] {
       responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
       handler: async ({ principal, body }) => ({
         status: 200,
-        body: await enrol.regenerateRecovery(env, principal, body?.password),
+        body: await flows.regenerateRecoveryCodes(principal, body),
       }),
     }),
     disable('totp'),

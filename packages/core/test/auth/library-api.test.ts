@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
+import { describe, expect, it } from 'vitest';
+import { email, STRONG, setup } from './setup.js';
+
+/** CONTRACT.md 1: `gh.auth` holds every auth flow, MFA included, as a plain async function. */
+describe('gh.auth as a library', () => {
+  const totp = (secret: string, t: ReturnType<typeof setup>) =>
+    new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
+      timestamp: t.clock.now().getTime(),
+    });
+
+  it('enrols TOTP and completes an MFA login without HTTP', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
+    const address = email('lib');
+    await t.gh.auth.signup({ name: 'Lib', email: address, password: STRONG });
+    const first = await t.gh.auth.login({ email: address, password: STRONG });
+    if (!('accessToken' in first)) throw new Error('expected a session');
+    const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
+
+    const { secret } = await t.gh.auth.totpSetup(principal);
+    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totp(secret, t) });
+    expect(recoveryCodes).toHaveLength(10);
+
+    t.clock.advance(30_000);
+    const pending = await t.gh.auth.login({ email: address, password: STRONG, refreshToken: true });
+    if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
+    await expect(t.gh.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
+      code: 'invalid_code',
+    });
+    const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totp(secret, t) });
+    expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
+
+    const again = await t.gh.auth.login({ email: address, password: STRONG });
+    if (!('mfaRequired' in again)) throw new Error('expected a pending login');
+    await t.gh.auth.verifyRecoveryCode({ token: again.mfaToken, code: recoveryCodes![0]! });
+
+    await expect(t.gh.auth.disableMfaMethod(principal, 'totp')).rejects.toMatchObject({
+      code: 'reauth_required',
+    });
+    await t.gh.auth.disableMfaMethod(principal, 'totp', { password: STRONG });
+    expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
+  });
+
+  it('rejects a bad input with the HTTP error code, never throwing synchronously', async () => {
+    const t = setup();
+    const calls: Array<() => Promise<unknown>> = [
+      () => t.gh.auth.signup({ name: 'x', email: 'nope', password: STRONG }),
+      () => t.gh.auth.login({} as never),
+      () => t.gh.auth.refresh({} as never),
+      () => t.gh.auth.logout({} as never),
+      () => t.gh.auth.forgot({ email: 'nope' }),
+      () => t.gh.auth.forgotReset({ code: '', password: '' }),
+      () => t.gh.auth.verifyMfa({} as never),
+      () => t.gh.auth.resendCode({} as never),
+    ];
+    for (const call of calls) {
+      let result: Promise<unknown> | undefined;
+      expect(() => {
+        result = call();
+      }).not.toThrow();
+      await expect(result).rejects.toMatchObject({ code: 'validation_failed', status: 400 });
+    }
+  });
+});
