@@ -32,13 +32,14 @@ function parseKeys(text: string, source: string): KeyInput[] {
 /** Loads the keys with the core's own keyring and signs and verifies one token, so a key the
  *  keyring would reject (or that cannot sign) stops start-up instead of the first login. */
 async function checkKeys(keys: KeyInput[], source: string): Promise<void> {
-  const keyring = createKeyring({
-    keys,
-    issuer: 'urn:gatehouse:key-check',
-    logger: silentLogger,
-    clock: systemClock,
-  });
   try {
+    // Throws at once for a key of the wrong shape, type or size; signing finds the rest.
+    const keyring = createKeyring({
+      keys,
+      issuer: 'urn:gatehouse:key-check',
+      logger: silentLogger,
+      clock: systemClock,
+    });
     const token = await keyring.sign({ aud: 'key-check' }, 'JWT', 60);
     await keyring.verify(token, { typ: 'JWT', audience: 'key-check', requiredClaims: [] });
   } catch (err) {
