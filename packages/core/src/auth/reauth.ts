@@ -20,7 +20,7 @@ export async function requireFreshAuth(
   if (password === undefined) {
     const age = Math.floor(ctx.clock.now().getTime() / 1000) - principal.authTime;
     if (!opts.requirePassword && age <= REAUTH_WINDOW_SECONDS) return;
-    throw denied(ctx, principal, 'stale_auth');
+    throw denied(ctx, principal, opts.requirePassword ? 'password_required' : 'stale_auth');
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new GatehouseError('invalid_token');

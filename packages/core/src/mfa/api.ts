@@ -6,6 +6,7 @@ import { validate } from '../http/handle.js';
 import type { Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import * as enrol from './enrol.js';
+import * as atLogin from './enrol-at-login.js';
 import type { MfaEnv } from './env.js';
 import * as login from './login.js';
 import * as s from './schemas.js';
@@ -75,6 +76,23 @@ export function createMfaFlows(env: MfaEnv) {
     /** Needs the password whatever the login's age. */
     disableMfaMethod: (principal: Principal, method: MfaMethod, input?: Password) =>
       enrol.disableMethod(env, principal, method, input?.password),
+
+    // `mfa.required`: a login without a method enrols its first one with the pending token.
+    enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolTotpSetup(env, input),
+    enrolTotpConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolTotpConfirm(env, { ...input, ip: ipOf(meta) }),
+    enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolEmailSetup(env, input),
+    enrolEmailConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolEmailConfirm(env, { ...input, ip: ipOf(meta) }),
+    enrolPasskeyOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolPasskeyOptions(env, { ...input, ip: ipOf(meta) }),
+    enrolPasskeyVerify: (input: Out<typeof s.enrolPasskeyBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolPasskeyVerify(env, {
+        mfaToken: input.mfaToken,
+        attestationResponse: input.attestationResponse as RegistrationResponseJSON,
+        name: input.name,
+        ip: ipOf(meta),
+      }),
   };
 }
 
@@ -97,6 +115,12 @@ export function createMfaApi(flows: MfaFlows) {
     webauthnRegisterOptions: validatedFor(s.optionalPasswordBody, flows.webauthnRegisterOptions),
     webauthnRegisterVerify: validatedFor(s.registerVerifyBody, flows.webauthnRegisterVerify),
     regenerateRecoveryCodes: validatedFor(s.optionalPasswordBody, flows.regenerateRecoveryCodes),
+    enrolTotpSetup: validated(s.mfaTokenBody, flows.enrolTotpSetup),
+    enrolTotpConfirm: validated(s.mfaTokenCodeBody, flows.enrolTotpConfirm),
+    enrolEmailSetup: validated(s.mfaTokenBody, flows.enrolEmailSetup),
+    enrolEmailConfirm: validated(s.mfaTokenCodeBody, flows.enrolEmailConfirm),
+    enrolPasskeyOptions: validated(s.mfaTokenBody, flows.enrolPasskeyOptions),
+    enrolPasskeyVerify: validated(s.enrolPasskeyBody, flows.enrolPasskeyVerify),
     removePasskey: async (principal: Principal, id: string, input?: In<typeof s.optionalPasswordBody>) =>
       flows.removePasskey(principal, id, validate(s.optionalPasswordBody, input)),
     disableMfaMethod: async (

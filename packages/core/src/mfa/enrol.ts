@@ -35,9 +35,8 @@ async function fresh(env: MfaEnv, principal: Principal, password?: string): Prom
 }
 
 /** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
- *  the login's age; a wrong one is a failed login and answers 403 `reauth_required`. */
-/** Removal and new recovery codes need the password whatever the login's age; without one the
- *  answer is 403 `reauth_required` (CONTRACT.md 2.1), not a field error. */
+ *  the login's age. A missing one answers 403 `reauth_required` (CONTRACT.md 2.1), not a field
+ *  error; a wrong one too, and counts as a failed login. */
 async function withPassword(env: MfaEnv, principal: Principal, password: string | undefined): Promise<User> {
   await requireFreshAuth(env.ctx, principal, password, { requirePassword: true });
   return currentUser(env, principal);

@@ -1,9 +1,7 @@
-import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { MfaMethod } from '../context.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { MfaFlows } from './api.js';
-import * as atLogin from './enrol-at-login.js';
 import type { MfaEnv } from './env.js';
 import * as s from './schemas.js';
 
@@ -220,7 +218,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     disable('totp'),
     disable('email'),
     disable('webauthn'),
-    ...(env.cfg.required ? enrolAtLoginRoutes(env) : []),
+    ...(env.cfg.required ? enrolAtLoginRoutes(flows) : []),
   ];
 }
 
@@ -232,7 +230,7 @@ const sessionWithCodes = {
 };
 
 /** `mfa.required`: a login without a method enrols its first one with the pending token. */
-function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
+function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -240,7 +238,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: start TOTP enrolment during a login without a method',
-      handler: async ({ body }) => ({ status: 200, body: await atLogin.enrolTotpSetup(env, body) }),
+      handler: async ({ body }) => ({ status: 200, body: await flows.enrolTotpSetup(body) }),
     }),
     route({
       method: 'POST',
@@ -249,10 +247,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await atLogin.enrolTotpConfirm(env, { ...body, ip }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolTotpConfirm(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -262,7 +257,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       summary: 'mfa.required: mail an enrolment code during a login without a method',
       responses: accepted,
       handler: async ({ body }) => {
-        await atLogin.enrolEmailSetup(env, body);
+        await flows.enrolEmailSetup(body);
         return { status: 202, body: { accepted: true } };
       },
     }),
@@ -273,10 +268,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await atLogin.enrolEmailConfirm(env, { ...body, ip }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolEmailConfirm(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -285,10 +277,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       body: s.mfaTokenBody,
       summary: 'mfa.required: passkey creation options during a login without a method',
       responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await atLogin.enrolPasskeyOptions(env, { ...body, ip }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolPasskeyOptions(body, { ip }) }),
     }),
     route({
       method: 'POST',
@@ -297,15 +286,7 @@ function enrolAtLoginRoutes(env: MfaEnv): RouteDef[] {
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({
-        status: 200,
-        body: await atLogin.enrolPasskeyVerify(env, {
-          mfaToken: body.mfaToken,
-          attestationResponse: body.attestationResponse as RegistrationResponseJSON,
-          name: body.name,
-          ip,
-        }),
-      }),
+      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolPasskeyVerify(body, { ip }) }),
     }),
   ];
 }

@@ -121,6 +121,15 @@ function check(input: KeyInput): CheckedKey {
   return { ...asymmetricKey(key, alg), kid };
 }
 
+/** Keys are looked up by kid: a repeated one would hide one of the two keys. */
+function assertUniqueKids(kids: string[]): void {
+  const seen = new Set<string>();
+  for (const kid of kids) {
+    if (seen.has(kid)) throw new ConfigError(`kid ${JSON.stringify(kid)} is used twice`);
+    seen.add(kid);
+  }
+}
+
 async function withKid(k: CheckedKey): Promise<LoadedKey> {
   const { jwk, kid, ...key } = k;
   if (kid !== undefined) return { ...key, kid };
@@ -128,8 +137,9 @@ async function withKid(k: CheckedKey): Promise<LoadedKey> {
   return { ...key, kid: await calculateJwkThumbprint(jwk ?? (await exportJWK(key.verify))) };
 }
 
-/** Loads the configured keys once (lazily, so `createGatehouse` stays synchronous).
- *  Mixing algorithms is a ConfigError: one algorithm per deployment. */
+/** Checks the configured keys at once (a bad one is a ConfigError from `createGatehouse`);
+ *  only thumbprint kids are computed lazily, so creation stays synchronous. Mixing algorithms
+ *  is a ConfigError: one algorithm per deployment. */
 export function createKeyring(opts: {
   keys?: KeyInput | KeyInput[];
   issuer: string;
@@ -149,16 +159,13 @@ export function createKeyring(opts: {
   const firstAlg = checked[0]!.alg;
   if (checked.some((k) => k.alg !== firstAlg)) throw new ConfigError('All keys must use one algorithm');
   if (!checked[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
+  // Given kids now; thumbprints once computed (the same key twice, or a kid equal to one).
+  assertUniqueKids(checked.flatMap((k) => (k.kid === undefined ? [] : [k.kid])));
 
   const ready = (async () => {
     const loaded = await Promise.all(checked.map(withKid));
     const alg = firstAlg;
-    // Keys are looked up by kid: a repeated one would hide one of the two keys.
-    const seen = new Set<string>();
-    for (const { kid } of loaded) {
-      if (seen.has(kid)) throw new ConfigError(`kid ${JSON.stringify(kid)} is used twice`);
-      seen.add(kid);
-    }
+    assertUniqueKids(loaded.map((k) => k.kid));
     return { alg, signer: loaded[0]!, byKid: new Map(loaded.map((k) => [k.kid, k])) };
   })();
   // Surface a ConfigError on first use, never as an unhandled rejection at start-up

@@ -42,6 +42,20 @@ describe('gh.auth as a library', () => {
     expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
   });
 
+  it('with mfa.required, enrols the first method during the login and completes it', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32), required: true } });
+    const address = email('req');
+    await t.gh.auth.signup({ name: 'Req', email: address, password: STRONG });
+    const pending = await t.gh.auth.login({ email: address, password: STRONG });
+    if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
+    expect(pending.methods).toEqual([]);
+    const { secret } = await t.gh.auth.enrolTotpSetup({ mfaToken: pending.mfaToken });
+    const done = await t.gh.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totp(secret, t) });
+    expect(done).toMatchObject({ tokenType: 'Bearer', recoveryCodes: expect.any(Array) });
+    const principal = await t.gh.auth.verifyAccessToken(done.accessToken);
+    expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: true });
+  });
+
   it('rejects a bad input with the HTTP error code, never throwing synchronously', async () => {
     const t = setup();
     const calls: Array<() => Promise<unknown>> = [

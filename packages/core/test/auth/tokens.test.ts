@@ -123,16 +123,22 @@ describe('access tokens', () => {
 
   it('refuse a key set where two keys share a kid (one would hide the other)', async () => {
     const key = () => generateKeyPairSync('ed25519').privateKey;
-    const keyring = createKeyring({
-      keys: [
+    const ring = (keys: Parameters<typeof createKeyring>[0]['keys']) =>
+      createKeyring({
+        keys,
+        issuer: 'https://gatehouse.test',
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+        clock: { now: () => new Date() },
+      });
+    // Given kids at once; the same key twice (equal thumbprints) on first use.
+    expect(() =>
+      ring([
         { alg: 'EdDSA', key: key(), kid: 'k1' },
         { alg: 'EdDSA', key: key(), kid: 'k1' },
-      ],
-      issuer: 'https://gatehouse.test',
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-      clock: { now: () => new Date() },
-    });
-    await expect(keyring.jwks()).rejects.toThrow(/"k1" is used twice/);
+      ]),
+    ).toThrow(/"k1" is used twice/);
+    const same = key();
+    await expect(ring([same, same]).jwks()).rejects.toThrow(/is used twice/);
   });
 
   it('take a bare KeyObject and sign with the algorithm its type names', async () => {

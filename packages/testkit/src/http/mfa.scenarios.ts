@@ -691,7 +691,7 @@ export function mfaScenarios(env: HttpEnv): void {
       });
 
       it('a password of 128 characters outside the BMP proves fresh authentication as it logs in', async () => {
-        // 128 code points, 256 UTF-16 units: the MFA routes count like signup does.
+        // 128 code points, 256 UTF-16 units: a guard that the MFA routes keep counting as signup does.
         const emoji = Array.from({ length: 128 }, (_, i) => String.fromCodePoint(0x1f400 + i)).join('');
         const a = await signupAndLogin(ctx, emoji);
         await enrolTotp(ctx, a);
