@@ -43,9 +43,9 @@ async function checkKeys(keys: KeyInput[], source: string): Promise<void> {
     const token = await keyring.sign({ aud: 'key-check' }, 'JWT', 60);
     await keyring.verify(token, { typ: 'JWT', audience: 'key-check', requiredClaims: [] });
   } catch (err) {
-    const reason =
-      err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
-    throw new ConfigError(`${source}: unusable signing key: ${reason}`);
+    throw new ConfigError(
+      `${source}: unusable signing key: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 

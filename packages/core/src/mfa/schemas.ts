@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import { codeField, passwordField, tokenField } from '../auth/schemas.js';
+// The auth area's fields: a password counts 128 code points here as at signup.
+import { codeField as code, passwordField as password, tokenField as token } from '../auth/schemas.js';
 
-const token = tokenField;
-const code = codeField;
-/** The auth area's password field: 128 code points, as at signup (an emoji password fits). */
-const password = passwordField;
 const b64url = z
   .string()
   .max(16_384)

@@ -17,6 +17,7 @@ import {
 import { ConfigError, GatehouseError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import { errorMessage } from '../util/error-message.js';
 
 export type Algorithm = 'EdDSA' | 'ES256' | 'HS256';
 
@@ -68,29 +69,30 @@ function algOfKeyObject(key: KeyObject): Algorithm {
   throw new ConfigError(`Unsupported key: ${key.asymmetricKeyType} ${key.type} key; ${UNSUPPORTED}`);
 }
 
-function secretKey(key: KeyObject): CheckedKey {
-  if ((key.symmetricKeySize ?? 0) < 32) throw new ConfigError('HS256 secrets must be at least 32 bytes');
-  return { alg: 'HS256', sign: key, verify: key };
-}
-
-function asymmetricKey(key: KeyObject, alg: Algorithm): CheckedKey {
+/** A KeyObject as a key of `alg` (by default the one its type names); a key of another type,
+ *  or a secret under 32 bytes, is a ConfigError. */
+function fromKeyObject(key: KeyObject, alg: Algorithm = algOfKeyObject(key)): CheckedKey {
   if (algOfKeyObject(key) !== alg) throw new ConfigError(`The key given for ${alg} is not a ${alg} key`);
+  if (alg === 'HS256') {
+    if ((key.symmetricKeySize ?? 0) < 32) throw new ConfigError('HS256 secrets must be at least 32 bytes');
+    return { alg, sign: key, verify: key };
+  }
   return key.type === 'private' ? { alg, sign: key, verify: createPublicKey(key) } : { alg, verify: key };
 }
 
 /** Checks one key synchronously, so a bad one is a ConfigError from `createGatehouse`. */
 function check(input: KeyInput): CheckedKey {
-  if (input instanceof KeyObject) {
-    const alg = algOfKeyObject(input);
-    return alg === 'HS256' ? secretKey(input) : asymmetricKey(input, alg);
-  }
+  if (input instanceof KeyObject) return fromKeyObject(input);
   if (typeof input !== 'object' || input === null) throw new ConfigError(`Unsupported key; ${UNSUPPORTED}`);
   if ('kty' in input && typeof input.kty === 'string') {
     const jwk = input as JWK;
     const alg = algOfJwk(jwk);
-    if (alg === 'HS256') {
-      return { ...secretKey(createSecretKey(Buffer.from(jwk.k ?? '', 'base64url'))), kid: jwk.kid, jwk };
-    }
+    if (alg === 'HS256')
+      return {
+        ...fromKeyObject(createSecretKey(Buffer.from(jwk.k ?? '', 'base64url')), alg),
+        kid: jwk.kid,
+        jwk,
+      };
     let key: KeyObject;
     try {
       key =
@@ -98,27 +100,21 @@ function check(input: KeyInput): CheckedKey {
           ? createPrivateKey({ key: jwk as never, format: 'jwk' })
           : createPublicKey({ key: jwk as never, format: 'jwk' });
     } catch (e) {
-      throw new ConfigError(`Unreadable ${alg} JWK: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ConfigError(`Unreadable ${alg} JWK: ${errorMessage(e)}`);
     }
     const { d: _d, ...pubJwk } = jwk;
-    return { ...asymmetricKey(key, alg), kid: jwk.kid, jwk: pubJwk };
+    return { ...fromKeyObject(key, alg), kid: jwk.kid, jwk: pubJwk };
   }
   const kid = typeof input.kid === 'string' ? input.kid : undefined;
   if ('secret' in input) {
     if (typeof input.secret !== 'string' && !(input.secret instanceof Uint8Array))
       throw new ConfigError('An HS256 secret is a string or bytes');
     const bytes = typeof input.secret === 'string' ? Buffer.from(input.secret) : input.secret;
-    return { ...secretKey(createSecretKey(bytes)), kid };
+    return { ...fromKeyObject(createSecretKey(bytes), 'HS256'), kid };
   }
   const { key, alg } = input as { alg: Algorithm; key: unknown };
   if (!(key instanceof KeyObject)) throw new ConfigError('`key` must be a KeyObject (node:crypto)');
-  if (alg !== 'EdDSA' && alg !== 'ES256' && alg !== 'HS256')
-    throw new ConfigError(`Unsupported alg; ${UNSUPPORTED}`);
-  if (alg === 'HS256') {
-    if (key.type !== 'secret') throw new ConfigError('The key given for HS256 is not a secret key');
-    return { ...secretKey(key), kid };
-  }
-  return { ...asymmetricKey(key, alg), kid };
+  return { ...fromKeyObject(key, alg), kid };
 }
 
 /** Keys are looked up by kid: a repeated one would hide one of the two keys. */
@@ -156,26 +152,22 @@ export function createKeyring(opts: {
   }
   // Shapes, algorithms and sizes are checked here, synchronously: a bad key fails start-up.
   const checked = inputs.map(check);
-  const firstAlg = checked[0]!.alg;
-  if (checked.some((k) => k.alg !== firstAlg)) throw new ConfigError('All keys must use one algorithm');
+  const alg = checked[0]!.alg;
+  if (checked.some((k) => k.alg !== alg)) throw new ConfigError('All keys must use one algorithm');
   if (!checked[0]!.sign) throw new ConfigError('The first key must be a private (signing) key');
   // Given kids now; thumbprints once computed (the same key twice, or a kid equal to one).
   assertUniqueKids(checked.flatMap((k) => (k.kid === undefined ? [] : [k.kid])));
 
   const ready = (async () => {
     const loaded = await Promise.all(checked.map(withKid));
-    const alg = firstAlg;
     assertUniqueKids(loaded.map((k) => k.kid));
-    return { alg, signer: loaded[0]!, byKid: new Map(loaded.map((k) => [k.kid, k])) };
+    return { signer: loaded[0]!, byKid: new Map(loaded.map((k) => [k.kid, k])) };
   })();
-  // Surface a ConfigError on first use, never as an unhandled rejection at start-up
-  // (that includes `alg`, a promise of its own that nobody may ever await).
+  // Surface a ConfigError on first use, never as an unhandled rejection at start-up.
   ready.catch(() => {});
-  const alg = ready.then((r) => r.alg);
-  alg.catch(() => {});
 
   return {
-    alg,
+    alg: Promise.resolve(alg),
     async sign(payload, typ, expiresIn) {
       const { signer } = await ready;
       const now = Math.floor(opts.clock.now().getTime() / 1000);
@@ -188,7 +180,7 @@ export function createKeyring(opts: {
         .sign(signer.sign!);
     },
     async verify(token, v) {
-      const { alg, byKid } = await ready;
+      const { byKid } = await ready;
       try {
         const { payload } = await jwtVerify(
           token,
@@ -213,7 +205,7 @@ export function createKeyring(opts: {
       }
     },
     async jwks() {
-      const { alg, byKid } = await ready;
+      const { byKid } = await ready;
       if (alg === 'HS256') return { keys: [] };
       const keys: JWK[] = [];
       for (const k of byKid.values()) {
