@@ -16,11 +16,17 @@ export interface SessionAnswer {
 
 /** Issues a session (access token + optional refresh token family). Owned by the auth area,
  *  used by the MFA area to complete a pending login. */
+/** A new session: the answer for the client, and its id for the caller's log line. */
+export interface IssuedSession {
+  sid: string;
+  answer: SessionAnswer;
+}
+
 export interface SessionIssuer {
   issue(
     userId: string,
     opts: { refresh: boolean; amr: string[]; authTime?: number; ip: string; userAgent?: string },
-  ): Promise<SessionAnswer>;
+  ): Promise<IssuedSession>;
   /** Ends every session (refresh-token family) of the user except `exceptSid`; their access
    *  tokens are refused from then on. */
   endAll(userId: string, opts?: { exceptSid?: string; reason: string }): Promise<void>;

@@ -67,7 +67,7 @@ export async function login(
     );
     return ctx.mfa.begin(user.id, { refresh, ip, methods });
   }
-  const answer = await sessions.issuer.issue(user.id, {
+  const { sid, answer } = await sessions.issuer.issue(user.id, {
     refresh,
     amr: ['pwd'],
     ip,
@@ -76,7 +76,7 @@ export async function login(
   logAuthEvent(
     ctx.logger,
     'info',
-    { event: 'login', outcome: 'success', userId: user.id, factor: 'password' },
+    { event: 'login', outcome: 'success', userId: user.id, sid, factor: 'password' },
     meta,
   );
   return answer;

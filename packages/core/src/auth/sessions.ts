@@ -76,7 +76,7 @@ export function createSessionService(d: AuthDeps) {
           count: evicted.length,
         });
       }
-      return answer(await accessToken(session), refreshToken);
+      return { sid: session.id, answer: answer(await accessToken(session), refreshToken) };
     },
 
     async endAll(userId, opts) {

@@ -62,14 +62,14 @@ export async function completeLogin(
   method: CodeMethod | 'webauthn',
   ip: string,
 ): Promise<SessionAnswer> {
-  const session = await env.ctx.sessions.issue(user.id, {
+  const { sid, answer } = await env.ctx.sessions.issue(user.id, {
     refresh: pending.refresh,
     amr: AMR[method],
     authTime: nowSeconds(env),
     ip,
   });
-  env.ctx.logger.info({ event: 'mfa_verified', outcome: 'success', method, userId: user.id, ip }, 'mfa ok');
-  return session;
+  env.ctx.logger.info({ event: 'mfa_verified', outcome: 'success', method, userId: user.id, sid, ip }, 'mfa ok');
+  return answer;
 }
 
 /** 400 when the request names a method this login cannot use (no code is checked, nothing

@@ -30,6 +30,12 @@ describe('gh.auth as a library', () => {
     });
     const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totp(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
+    const { sid } = await t.gh.auth.verifyAccessToken(done.accessToken);
+    expect(t.log.entries.map((e) => e.obj).find((e) => e.event === 'mfa_verified')).toMatchObject({
+      userId: principal.userId,
+      sid,
+      method: 'totp',
+    });
 
     const again = await t.gh.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in again)) throw new Error('expected a pending login');

@@ -12,6 +12,7 @@ describe('security logging', () => {
       t.gh.auth.login({ email: email(), password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
     ).rejects.toThrow();
     const s = await session(t, u);
+    const first = await t.gh.auth.verifyAccessToken(s.accessToken);
     const r = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
     await t.gh.auth.refresh({ refreshToken: s.refreshToken }).catch(() => {});
     const s2 = await session(t, u);
@@ -35,7 +36,7 @@ describe('security logging', () => {
       factor: 'password',
     });
     expect(find('login', 'failure', 'unknown_email')).toMatchObject({ userId: null, ip: '192.0.2.3' });
-    expect(find('login', 'success')).toMatchObject({ userId: u.id, sid: null });
+    expect(find('login', 'success')).toMatchObject({ userId: u.id, sid: first.sid });
     expect(find('refresh', 'success')).toMatchObject({ userId: u.id, sid: expect.any(String) });
     expect(find('refresh_reuse', 'failure')).toMatchObject({ userId: u.id, sid: expect.any(String) });
     expect(find('logout', 'success')).toMatchObject({ userId: u.id });
