@@ -107,8 +107,15 @@ $('logout').addEventListener('click', async () => {
   status('Signed out.');
 });
 
+/** With sign-up switched off (SIGNUP=off) its route is missing from the OpenAPI document. */
+async function hideSignupWhenOff() {
+  const res = await api('/auth/openapi.json', { auth: false });
+  if (res.ok && !res.body?.paths?.['/auth/signup']) $('signup-form').remove();
+}
+
 // A reload keeps the session when this tab holds a refresh token.
 show('signed-out');
+await hideSignupWhenOff();
 if (await refresh()) await showAccount();
 // Scripts and tests wait for this before they touch the page.
 document.body.dataset.ready = 'true';

@@ -91,7 +91,8 @@ function messageView(ctx, m) {
   return h('article', { class: `mail ${m.direction}` }, ...parts);
 }
 
-async function showThread(ctx, pane, threadId) {
+/** One thread and its reply form; `onReply` runs after a reply went out (the list moves). */
+async function showThread(ctx, pane, threadId, onReply) {
   const { api, h, problemText } = ctx;
   const res = await api(`/inbox/threads/${enc(threadId)}`);
   if (!res.ok) return ctx.status(problemText(res), true);
@@ -105,8 +106,9 @@ async function showThread(ctx, pane, threadId) {
     try {
       const r = await api(`/inbox/threads/${enc(threadId)}/reply`, { json: { text: text.value } });
       if (!r.ok) return ctx.status(problemText(r), true);
+      // The thread and the list show the reply before the status says so.
+      await Promise.all([showThread(ctx, pane, threadId, onReply), onReply()]);
       ctx.status('Reply sent.');
-      await showThread(ctx, pane, threadId);
     } finally {
       send.disabled = false;
     }
@@ -123,24 +125,37 @@ async function showAccount(ctx, pane, account) {
   const list = h('ul', { class: 'threads' });
   const threadPane = h('div', { class: 'thread' });
   const more = h('button', { type: 'button', hidden: true }, 'Older threads');
+  const reload = h('button', { type: 'button' }, 'Check for new mail');
   let cursor = null;
+  /** Bumped by firstPage: an older page still loading then adds nothing to the new list. */
+  let generation = 0;
 
   async function loadPage() {
+    const mine = generation;
     const q = cursor ? `?cursor=${enc(cursor)}` : '';
     const res = await api(`/inbox/accounts/${enc(account.id)}/threads${q}`);
+    if (mine !== generation) return;
     if (!res.ok) return ctx.status(problemText(res), true);
     for (const t of res.body.threads) {
       const open = h('button', { type: 'button' }, t.subject || '(no subject)');
-      open.addEventListener('click', () => showThread(ctx, threadPane, t.id));
+      open.addEventListener('click', () => showThread(ctx, threadPane, t.id, firstPage));
       list.append(h('li', {}, open, ` ${t.messageCount} message(s), ${when(t.lastMessageAt)}`));
     }
     if (!list.children.length) list.append(h('li', {}, 'No mail yet.'));
     cursor = res.body.nextCursor;
     more.hidden = !cursor;
   }
+  /** The list from the newest thread again (new mail, a reply moved a thread up). */
+  async function firstPage() {
+    generation += 1;
+    cursor = null;
+    list.replaceChildren();
+    await loadPage();
+  }
   more.addEventListener('click', loadPage);
+  reload.addEventListener('click', firstPage);
 
-  const parts = [h('h3', {}, `${account.name} <${account.address}> (${account.role})`), list, more];
+  const parts = [h('h3', {}, `${account.name} <${account.address}> (${account.role})`), reload, list, more];
   if (account.role === 'owner') {
     const email = h('input', { name: 'email', type: 'email', required: true, maxlength: 254 });
     const role = h(
@@ -167,7 +182,7 @@ async function showAccount(ctx, pane, account) {
     parts.push(form);
   }
   pane.replaceChildren(...parts, threadPane);
-  await loadPage();
+  await firstPage();
 }
 
 /** Inbox accounts, threads and replies for a signed-in user, rendered into <section id="inbox">. */

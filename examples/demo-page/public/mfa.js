@@ -333,7 +333,12 @@ export function challenge(section, pending, ctx) {
       if (res.ok) return finish(res.body);
       if (res.body?.code === 'invalid_token')
         return fail('This sign-in expired or was used up: log in again.');
-      status(problemText(res), true);
+      // An authenticator code is accepted once: right after a login, the same code fails.
+      const hint =
+        res.body?.code === 'invalid_code' && pending.methods.includes('totp')
+          ? ' (an authenticator code works once: if you just used it, wait for the next one)'
+          : '';
+      status(problemText(res) + hint, true);
     };
     const codeForm = (label, path, extra = {}) =>
       fieldForm(h, {

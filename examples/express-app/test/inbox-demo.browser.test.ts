@@ -127,6 +127,68 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`
     expect(sent.subject).toBe('Re: Hostile HTML');
     expect(sent.headers.get('in-reply-to')).toBe('<hostile-1@customer.test>');
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
+    // The reply moved the thread: the list shows it without a reload.
+    expect(await inbox.locator('ul.threads li').allTextContents()).toEqual([
+      expect.stringMatching(/^Hostile HTML 2 message\(s\)/),
+    ]);
+
+    // New mail shows after "Check for new mail", newest first.
+    const second = await app.gh.inbox.consumers.inbound({
+      id: randomUUID(),
+      name: 'inbox.mail.webhook.inbound.received',
+      payload: JSON.stringify({
+        type: 'email.received',
+        data: {
+          email_id: randomUUID(),
+          from: 'Bo <bo@customer.test>',
+          to: [address],
+          subject: 'Second',
+          text: 'hi',
+        },
+      }),
+      attempt: 1,
+      createdAt: new Date(),
+    });
+    expect(second).toEqual({ outcome: 'stored' });
+    const check = inbox.getByRole('button', { name: 'Check for new mail' });
+    // Scrolled down to the reply form, Playwright's click alone often left the list as it was
+    // (the button was far above the viewport); scrolling to it first made it reliable.
+    await check.scrollIntoViewIfNeeded();
+    await check.click();
+    await expect
+      .poll(() => inbox.locator('ul.threads li').allTextContents(), { timeout: 5000 })
+      .toEqual([
+        expect.stringMatching(/^Second 1 message\(s\)/),
+        expect.stringMatching(/^Hostile HTML 2 message\(s\)/),
+      ]);
     expect(errors).toEqual([]);
+  });
+
+  it('leaves out the sign-up form when sign-up is switched off, and asks for no favicon', async () => {
+    const port = await freePort();
+    const closed = await startApp({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ORIGIN: `http://localhost:${port}`,
+      WORKERS: '0',
+      LOG_LEVEL: 'error',
+      SIGNUP: 'off',
+    });
+    const other = await browser.newPage();
+    const paths: string[] = [];
+    other.on('request', (r) => paths.push(new URL(r.url()).pathname));
+    try {
+      await other.goto(`http://localhost:${port}/`);
+      await other.locator('body[data-ready]').waitFor({ state: 'attached' });
+      expect(await other.locator('#signup-form').count()).toBe(0);
+      expect(await other.locator('#login-form').count()).toBe(1);
+      await other.goto(`${origin}/`);
+      await other.locator('body[data-ready]').waitFor({ state: 'attached' });
+      expect(await other.locator('#signup-form').count()).toBe(1);
+      expect(paths).not.toContain('/favicon.ico');
+    } finally {
+      await other.close();
+      await closed.close();
+    }
   });
 });
