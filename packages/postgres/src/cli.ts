@@ -18,6 +18,8 @@ const logger: Logger = {
   error: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...obj })}\n`),
 };
 
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -48,7 +50,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     );
     return 0;
   } catch (e) {
-    process.stderr.write(`migration failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`migration failed: ${messageOf(e)}\n`);
     return 1;
   } finally {
     await pool.end();
@@ -60,7 +62,7 @@ main(process.argv.slice(2), process.env).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`${messageOf(e)}\n`);
     process.exitCode = 1;
   },
 );
