@@ -18,9 +18,21 @@ export function hashEmailCode(key: string, code: string): string {
 export const loginCodeKey = (jti: string) => `login:${jti}`;
 export const enrolCodeKey = (userId: string) => `enrol:${userId}`;
 
+/** Why the code is mailed: the same subject either way (clients look for it), a line that
+ *  says what entering it does. */
+const purposeLine = {
+  login: 'If you did not try to sign in, change your password.',
+  enrol: 'Entering it turns on sign-in codes by email for your account. If you did not ask for this, change your password.',
+};
+
 /** Stores a fresh code under `key` (the previous one dies) and mails it. The mail holds only
  *  the code. The send is queued, never awaited. */
-export async function sendEmailCode(env: MfaEnv, user: User, key: string): Promise<void> {
+export async function sendEmailCode(
+  env: MfaEnv,
+  user: User,
+  key: string,
+  purpose: keyof typeof purposeLine = 'login',
+): Promise<void> {
   const now = env.ctx.clock.now();
   const code = newEmailCode();
   await env.ctx.stores.emailCodes.put({
@@ -35,7 +47,7 @@ export async function sendEmailCode(env: MfaEnv, user: User, key: string): Promi
     .send({
       to: user.email,
       subject: 'Your sign-in code',
-      text: `Your sign-in code is ${code}\n\nIt expires in ${minutes} minutes and works once. If you did not try to sign in, change your password.`,
+      text: `Your sign-in code is ${code}\n\nIt expires in ${minutes} minutes and works once. ${purposeLine[purpose]}`,
     })
     .catch((e: unknown) => {
       env.ctx.logger.warn(

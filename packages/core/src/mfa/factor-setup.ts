@@ -43,7 +43,7 @@ export async function confirmTotp(env: MfaEnv, user: User, code: string): Promis
 
 export async function startEmail(env: MfaEnv, user: User): Promise<void> {
   await env.ctx.throttle.hit('resend', `email-setup:${user.id}`);
-  await sendEmailCode(env, user, enrolCodeKey(user.id));
+  await sendEmailCode(env, user, enrolCodeKey(user.id), 'enrol');
 }
 
 /** Enables the email factor when `code` is the mailed enrolment code (atomic, once). */

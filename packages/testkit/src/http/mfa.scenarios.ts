@@ -119,6 +119,9 @@ async function enrolEmail(ctx: HttpContext, a: Account): Promise<{ recoveryCodes
   const seen = codeMails(ctx, a.email);
   await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
   const code = await nextCode(ctx, a.email, seen);
+  // The mail says what entering the code does here (not "did you try to sign in").
+  const mail = ctx.mail.to(a.email).filter((m) => m.subject === 'Your sign-in code')[seen]!;
+  expect(mail.text).toMatch(/turns on sign-in codes by email/);
   return json(await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }), 200);
 }
 
