@@ -22,7 +22,8 @@ export const enrolCodeKey = (userId: string) => `enrol:${userId}`;
  *  says what entering it does. */
 const purposeLine = {
   login: 'If you did not try to sign in, change your password.',
-  enrol: 'Entering it turns on sign-in codes by email for your account. If you did not ask for this, change your password.',
+  enrol:
+    'Entering it turns on sign-in codes by email for your account. If you did not ask for this, change your password.',
 };
 
 /** Stores a fresh code under `key` (the previous one dies) and mails it. The mail holds only

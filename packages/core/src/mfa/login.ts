@@ -68,7 +68,10 @@ export async function completeLogin(
     authTime: nowSeconds(env),
     ip,
   });
-  env.ctx.logger.info({ event: 'mfa_verified', outcome: 'success', method, userId: user.id, sid, ip }, 'mfa ok');
+  env.ctx.logger.info(
+    { event: 'mfa_verified', outcome: 'success', method, userId: user.id, sid, ip },
+    'mfa ok',
+  );
   return answer;
 }
 
