@@ -54,9 +54,13 @@ export type ThrottleBucket =
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
 export interface Throttle {
-  /** Throws 429 `rate_limited` (with retryAfter) when `key` has no budget left in `bucket`; counts nothing. */
-  check(bucket: ThrottleBucket, key: string): Promise<void>;
-  /** Counts one event (a failure, or a send for cooldown buckets); throws 429 when this one is over the limit. */
+  /** Counts one attempt in each bucket before the work it guards (a password or code check),
+   *  atomically, so parallel requests cannot all pass before any is counted. Throws 429
+   *  `rate_limited` (with retryAfter) when a bucket is over its limit, after giving back what
+   *  this attempt took in the buckets before it. `release()` gives the points back when the
+   *  attempt succeeds: the buckets count failures. */
+  take(...entries: Array<readonly [ThrottleBucket, string]>): Promise<{ release(): Promise<void> }>;
+  /** Counts one event (a send for cooldown buckets, a request); throws 429 when this one is over the limit. */
   hit(bucket: ThrottleBucket, key: string): Promise<void>;
   /** Clears a key (e.g. after a successful login). */
   reset(bucket: ThrottleBucket, key: string): Promise<void>;

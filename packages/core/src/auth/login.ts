@@ -11,8 +11,9 @@ export interface LoginInput {
   refreshToken?: boolean;
 }
 
-/** Email + password. Throttled before any Argon2 work; unknown emails cost one dummy-hash
- *  verify and count against the limits like known ones; one answer for every failure. */
+/** Email + password. Throttled before any Argon2 work (the attempt is counted first, so a
+ *  parallel burst cannot pass the limit); unknown emails cost one dummy-hash verify and count
+ *  against the limits like known ones; one answer for every failure. */
 export async function login(
   d: AuthDeps,
   sessions: SessionService,
@@ -21,8 +22,7 @@ export async function login(
 ): Promise<SessionAnswer | MfaRequiredAnswer> {
   const { ctx, passwords } = d;
   const ip = meta.ip ?? '';
-  await ctx.throttle.check('login:ip', ip);
-  await ctx.throttle.check('login:email', input.email);
+  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', input.email]);
 
   const user = await ctx.stores.users.findByEmail(input.email);
   const ok = await passwords.verify(user, input.password);
@@ -39,10 +39,10 @@ export async function login(
       },
       meta,
     );
-    await ctx.throttle.hit('login:email', input.email);
-    await ctx.throttle.hit('login:ip', ip);
     throw new GatehouseError('invalid_credentials');
   }
+  // Only failures count: this attempt is given back, and the email's failures are cleared.
+  await attempt.release();
   await ctx.throttle.reset('login:email', input.email);
 
   if (passwords.needsRehash(user.passwordHash)) {

@@ -24,8 +24,7 @@ export async function changePassword(
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user || user.disabled) throw new GatehouseError('invalid_token');
   const ip = meta.ip ?? '';
-  await ctx.throttle.check('login:ip', ip);
-  await ctx.throttle.check('login:email', user.email);
+  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', user.email]);
   if (!(await passwords.verify(user, input.currentPassword))) {
     logAuthEvent(
       ctx.logger,
@@ -39,10 +38,9 @@ export async function changePassword(
       },
       meta,
     );
-    await ctx.throttle.hit('login:email', user.email);
-    await ctx.throttle.hit('login:ip', ip);
     throw new GatehouseError('invalid_credentials');
   }
+  await attempt.release();
   passwords.assertStrong(input.newPassword, passwordContext(d, user));
   await passwords.assertNotBreached(input.newPassword);
   const passwordHash = await passwords.hash(input.newPassword);

@@ -24,11 +24,11 @@ export async function requireFreshAuth(
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new GatehouseError('invalid_token');
-  await ctx.throttle.check('login:email', user.email);
+  const attempt = await ctx.throttle.take(['login:email', user.email]);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
-    await ctx.throttle.hit('login:email', user.email);
     throw denied(ctx, principal, 'wrong_password');
   }
+  await attempt.release();
 }
 
 function denied(ctx: GatehouseContext, principal: Principal, reason: string): GatehouseError {

@@ -57,7 +57,7 @@ export async function forgotReset(
 ): Promise<void> {
   const { ctx, passwords } = d;
   const ip = meta.ip ?? '';
-  await ctx.throttle.check('code:ip', ip);
+  const attempt = await ctx.throttle.take(['code:ip', ip]);
   const hash = sha256(input.code);
   const found = await ctx.stores.resetCodes.find(hash, ctx.clock.now());
   const user = found && (await ctx.stores.users.findById(found.userId));
@@ -68,9 +68,9 @@ export async function forgotReset(
       { event: 'password_reset', outcome: 'failure', reason: 'invalid_code' },
       meta,
     );
-    await ctx.throttle.hit('code:ip', ip);
     throw new GatehouseError('invalid_code');
   }
+  await attempt.release();
   passwords.assertStrong(input.password, passwordContext(d, user));
   await passwords.assertNotBreached(input.password);
   const passwordHash = await passwords.hash(input.password);

@@ -86,24 +86,44 @@ export function createThrottle(opts: {
     return e;
   };
 
-  return {
-    async check(bucket, key) {
-      if (key === '') return;
-      const rl = limiters.get(bucket)!;
-      const res = await rl.get(keyOf(bucket, key)).catch((e: unknown) => {
-        throw failed(bucket, e);
+  const hit = async (bucket: ThrottleBucket, key: string) => {
+    if (key === '') return;
+    try {
+      await limiters.get(bucket)!.consume(keyOf(bucket, key));
+    } catch (e) {
+      if (e instanceof RateLimiterRes) throw limited(bucket, e.msBeforeNext);
+      throw failed(bucket, e);
+    }
+  };
+  /** A refund that fails is logged, not thrown: it must not turn a success into an error. */
+  const refund = async (bucket: ThrottleBucket, key: string) => {
+    if (key === '') return;
+    await limiters
+      .get(bucket)!
+      .reward(keyOf(bucket, key), 1)
+      .catch((e: unknown) => {
+        failed(bucket, e);
       });
-      if (res && res.consumedPoints >= rl.points) throw limited(bucket, res.msBeforeNext);
-    },
-    async hit(bucket, key) {
-      if (key === '') return;
-      try {
-        await limiters.get(bucket)!.consume(keyOf(bucket, key));
-      } catch (e) {
-        if (e instanceof RateLimiterRes) throw limited(bucket, e.msBeforeNext);
-        throw failed(bucket, e);
+  };
+
+  return {
+    async take(...entries) {
+      const taken: Array<readonly [ThrottleBucket, string]> = [];
+      const giveBack = () => Promise.all(taken.map(([bucket, key]) => refund(bucket, key))).then(() => {});
+      for (const entry of entries) {
+        try {
+          await hit(entry[0], entry[1]);
+        } catch (e) {
+          // A refused attempt costs nothing in the buckets that let it through; the refusing
+          // bucket keeps its point (it is over the limit either way).
+          await giveBack();
+          throw e;
+        }
+        taken.push(entry);
       }
+      return { release: giveBack };
     },
+    hit,
     async reset(bucket, key) {
       if (key === '') return;
       await limiters

@@ -18,6 +18,11 @@ export function memoryLimiterStore(clock: Clock): LimiterStore {
   return {
     async consume(key, points, durationMs, now) {
       let c = live(key, now);
+      if (points < 0) {
+        if (!c) return { points: 0, resetAt: new Date(now) };
+        c.points = Math.max(0, c.points + points);
+        return out(c);
+      }
       if (c) c.points += points;
       else {
         c = { points, resetAt: now.getTime() + durationMs };

@@ -17,7 +17,6 @@ import {
   startTotp,
 } from './factor-setup.js';
 import { enabledMethods } from './factors.js';
-import { hitCodeLimits } from './pending.js';
 import { regenerateRecoveryCodes } from './recovery.js';
 
 // Enrolment and housekeeping for a signed-in user (Bearer routes).
@@ -42,14 +41,12 @@ async function withPassword(env: MfaEnv, principal: Principal, password: string 
   return currentUser(env, principal);
 }
 
-/** Code attempts during enrolment are throttled per user and address like login codes. */
+/** Code attempts during enrolment are throttled per user and address like login codes:
+ *  counted before the check, given back when the code is right. */
 async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<boolean>): Promise<void> {
-  const { throttle } = env.ctx;
-  await throttle.check('code:user', user.id);
-  await throttle.check('code:ip', ip);
-  if (await ok()) return;
-  await hitCodeLimits(env, user.id, ip);
-  throw new GatehouseError('invalid_code');
+  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ip]);
+  if (!(await ok())) throw new GatehouseError('invalid_code');
+  await counted.release();
 }
 
 const hasMfa = async (env: MfaEnv, user: User) => (await enabledMethods(env, user.id)).length > 0;

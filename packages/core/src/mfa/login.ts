@@ -6,8 +6,8 @@ import { consumeLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
 import { notifyOwner } from './notify.js';
-import { attempt, issuePending, type OpenPending, openPending } from './pending.js';
-import { useRecoveryCode } from './recovery.js';
+import { attempt, type FactorCheck, issuePending, type OpenPending, openPending } from './pending.js';
+import { matchRecoveryCode } from './recovery.js';
 import { verifyTotp } from './totp.js';
 import { authenticationOptions, verifyAuthentication } from './webauthn.js';
 
@@ -84,19 +84,29 @@ function assertOffered(p: OpenPending, method: MfaMethod, path: string): void {
     });
 }
 
-async function checkTotp(env: MfaEnv, userId: string, code: string): Promise<boolean> {
+/** A TOTP code of a step after the last accepted one; the step is taken once the attempt
+ *  holds the pending login. */
+async function checkTotp(env: MfaEnv, userId: string, code: string): Promise<FactorCheck> {
   const factor = await env.ctx.stores.mfaFactors.getFactor(userId, 'totp');
   if (!factor?.secret) return false;
   const seed = env.sealer.open(factor.secret, userId);
   const step = await verifyTotp(seed, code, nowSeconds(env), factor.lastStep ?? -1);
-  return step !== null && (await env.ctx.stores.mfaFactors.acceptTotpStep(userId, step));
+  return step === null ? false : { commit: () => env.ctx.stores.mfaFactors.acceptTotpStep(userId, step) };
 }
 
-async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise<boolean> {
-  const left = await useRecoveryCode(env, p.user.id, code);
-  if (left === null) return false;
-  notifyOwner(env, p.user, { kind: 'recovery_used', remaining: left });
-  return true;
+/** A matching recovery code; it is used up (and the owner told) once the attempt holds the
+ *  pending login, so a login another factor won burns none. */
+async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise<FactorCheck> {
+  const match = await matchRecoveryCode(env, p.user.id, code);
+  if (!match) return false;
+  return {
+    commit: async () => {
+      const left = await match.use();
+      if (left === null) return false;
+      notifyOwner(env, p.user, { kind: 'recovery_used', remaining: left });
+      return true;
+    },
+  };
 }
 
 /** Routes 9, 11, 12: completes a pending login with a code. Without `methodType`, a recovery
@@ -122,9 +132,12 @@ export async function verifyCode(
       used = 'recovery';
       return checkRecovery(env, p, code);
     }
-    if (offered.includes('totp') && (await checkTotp(env, p.user.id, code))) {
-      used = 'totp';
-      return true;
+    if (offered.includes('totp')) {
+      const totp = await checkTotp(env, p.user.id, code);
+      if (totp !== false) {
+        used = 'totp';
+        return totp;
+      }
     }
     if (offered.includes('email') && (await consumeLoginCode(env, p.pending.jti, code))) {
       used = 'email';

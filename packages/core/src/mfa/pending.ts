@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { MfaMethod } from '../context.js';
-import { GatehouseError, isGatehouseError } from '../errors.js';
+import { GatehouseError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
 import { addSeconds, type MfaEnv } from './env.js';
@@ -58,54 +58,52 @@ export async function openPending(env: MfaEnv, token: string): Promise<OpenPendi
   return { pending, user };
 }
 
-/** Runs one code check for a pending login. Throttled per user and per address before any
- *  work; a wrong code counts against the pending login (it dies at `maxFailures`) and the
- *  limiter, then answers 401 `invalid_code`. A right code consumes the pending login
- *  atomically: of two correct parallel attempts exactly one gets it. */
+/** What a factor check found:
+ *  - `true`: the right code, already used up (an email code, an assertion, an enrolment);
+ *  - `false`: a wrong code: it counts against the pending login;
+ *  - `{ commit }`: the right code, to be used up (a TOTP step, a recovery code) only once this
+ *    attempt holds the pending login. A parallel duplicate then loses on the pending login
+ *    (401 `invalid_token`, not a wrong try), and a login another factor won burns nothing. */
+export type FactorCheck = boolean | { commit: () => Promise<boolean> };
+
+/** Runs one code check for a pending login. The attempt is counted per user and per address
+ *  before any work (429 over the limit, parallel bursts included) and given back on success;
+ *  a wrong code also counts against the pending login (it dies at `maxFailures`) and answers
+ *  401 `invalid_code`. A right code consumes the pending login atomically: of correct
+ *  parallel attempts exactly one gets it, the others 401 `invalid_token`. */
 export async function attempt(
   env: MfaEnv,
   token: string,
   ip: string,
   method: string,
-  check: (p: OpenPending) => Promise<boolean>,
+  check: (p: OpenPending) => Promise<FactorCheck>,
 ): Promise<OpenPending> {
   const opened = await openPending(env, token);
   const { pending, user } = opened;
-  const { throttle, logger } = env.ctx;
-  await throttle.check('code:user', user.id);
-  await throttle.check('code:ip', ip);
-  if (!(await check(opened))) {
-    await countFailure(env, pending, ip);
+  const { logger, clock, stores } = env.ctx;
+  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ip]);
+  const refused = (reason: string) => {
     logger.info(
-      { event: 'mfa_failed', outcome: 'failure', reason: 'wrong_code', method, userId: user.id, ip },
+      { event: 'mfa_failed', outcome: 'failure', reason, method, userId: user.id, ip },
       'mfa code rejected',
     );
-    throw new GatehouseError('invalid_code');
+    return new GatehouseError('invalid_code');
+  };
+  const found = await check(opened);
+  if (found === false) {
+    const failures = await stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, clock.now());
+    // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
+    // step was taken meanwhile): the answer is that of a used-up token.
+    if (failures === null) throw new GatehouseError('invalid_token');
+    throw refused('wrong_code');
   }
-  const won = await env.ctx.stores.pendingLogins.consume(pending.jti, env.ctx.clock.now());
+  const won = await stores.pendingLogins.consume(pending.jti, clock.now());
   if (!won) throw new GatehouseError('invalid_token');
-  // No limiter reset on success: whoever holds the password could otherwise wait for the
-  // owner's next login and get a fresh budget of guesses against a six-digit code.
+  // Used up between this attempt's check and now (another login of the same user took the
+  // TOTP step or the recovery code): this login is over, the limiter keeps the attempt.
+  if (typeof found === 'object' && !(await found.commit())) throw refused('code_used_concurrently');
+  // No limiter reset on success, only this attempt given back: whoever holds the password
+  // could otherwise wait for the owner's next login and get a fresh budget of guesses.
+  await counted.release();
   return { pending: won, user };
-}
-
-/** Counts one wrong code on the pending login (it dies at `maxFailures`) and on the limiter. */
-export async function countFailure(env: MfaEnv, pending: PendingLogin, ip: string): Promise<void> {
-  await env.ctx.stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, env.ctx.clock.now());
-  await hitCodeLimits(env, pending.userId, ip);
-}
-
-/** Counts one wrong code per user and per address. The limiter's own 429 for this very
- *  attempt is not surfaced: the answer stays `invalid_code`, the next check answers 429. */
-export async function hitCodeLimits(env: MfaEnv, userId: string, ip: string): Promise<void> {
-  for (const [bucket, key] of [
-    ['code:user', userId],
-    ['code:ip', ip],
-  ] as const) {
-    try {
-      await env.ctx.throttle.hit(bucket, key);
-    } catch (e) {
-      if (!isGatehouseError(e) || e.code !== 'rate_limited') throw e;
-    }
-  }
 }

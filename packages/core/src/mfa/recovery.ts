@@ -52,9 +52,14 @@ export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Prom
   return codes.map(format);
 }
 
-/** Uses one recovery code: Argon2id check of the one stored code with its selector, then an
- *  atomic single use. Returns the number of codes left, or null when it did not match. */
-export async function useRecoveryCode(env: MfaEnv, userId: string, input: string): Promise<number | null> {
+/** Checks a recovery code without using it: Argon2id check of the one stored code with its
+ *  selector. Returns how to use it up (atomic single use; the number of codes left, or null
+ *  when a parallel attempt used it first), or null when it does not match. */
+export async function matchRecoveryCode(
+  env: MfaEnv,
+  userId: string,
+  input: string,
+): Promise<{ use: () => Promise<number | null> } | null> {
   const code = normalizeRecoveryCode(input);
   if (!code) return null;
   const { recoveryCodes } = env.ctx.stores;
@@ -63,6 +68,7 @@ export async function useRecoveryCode(env: MfaEnv, userId: string, input: string
   // Without a candidate the same Argon2 work still runs, so timing tells nothing.
   const ok = await env.ctx.passwords.verify(candidate ? { passwordHash: candidate.hash } : null, code);
   if (!ok || !candidate) return null;
-  if (!(await recoveryCodes.use(userId, candidate.id))) return null;
-  return unused.length - 1;
+  return {
+    use: async () => ((await recoveryCodes.use(userId, candidate.id)) ? unused.length - 1 : null),
+  };
 }

@@ -12,7 +12,9 @@ export interface LimiterRecord {
 export interface LimiterStore {
   /** Atomically adds `points` to `key` and returns the counter after the add. When the key is
    *  absent or its window has ended at `now`, a new window of `durationMs` starts at `now` with
-   *  `points`. Concurrent callers never lose an increment. */
+   *  `points`. Concurrent callers never lose an increment. A negative `points` is a refund: it
+   *  only lowers a live counter (never below zero) and never starts a window; without a live
+   *  counter it changes nothing and returns `{ points: 0, resetAt: now }`. */
   consume(key: string, points: number, durationMs: number, now: Date): Promise<LimiterRecord>;
   /** The live counter of `key`, or null (absent or window ended at `now`). */
   get(key: string, now: Date): Promise<LimiterRecord | null>;

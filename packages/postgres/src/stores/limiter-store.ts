@@ -16,6 +16,15 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
 
   return {
     async consume(key, points, durationMs, now) {
+      if (points < 0) {
+        // A refund lowers a live window only; it never starts one.
+        const back = await db.query(
+          `UPDATE ${T} SET points = GREATEST(points + $2, 0) WHERE key = $1 AND reset_at > $3
+           RETURNING points, reset_at`,
+          [key, points, now],
+        );
+        return back.rows[0] ? out(back.rows[0]) : { points: 0, resetAt: now };
+      }
       const r = await db.query(
         `INSERT INTO ${T} AS l (key, points, reset_at) VALUES ($1, $2, $3)
          ON CONFLICT (key) DO UPDATE SET

@@ -565,6 +565,33 @@ export function authScenarios(env: HttpEnv): void {
       }
     });
 
+    it('a parallel burst of logins for one email gets no more than 10 password checks', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signup(ctx);
+        // 30 at once, the right password last: every attempt is counted before its password is
+        // checked, so the 11th and later are refused without a check, the right one included.
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            ctx.request('/auth/login', {
+              json: { email: a.email, password: i === 29 ? a.password : `wrong-${i}` },
+            }),
+          ),
+        );
+        const statuses = answers.map((r) => r.status);
+        expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+        expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+        expect(statuses[29]).toBe(429);
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: a.email, password: a.password } }),
+          429,
+          'rate_limited',
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+
     it('keeps answering 202 to forgot over its limit but sends no more mail', async () => {
       const ctx = await env.setup();
       try {

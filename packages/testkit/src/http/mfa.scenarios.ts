@@ -598,6 +598,45 @@ export function mfaScenarios(env: HttpEnv): void {
         expect(answers.map((r) => r.status).sort()).toEqual([200, 401, 401, 401]);
       });
 
+      it('eight parallel copies of the right TOTP code: one session, the others lose the token', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const code = totp(secret, ctx.clock);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }),
+          ),
+        );
+        const bodies = await Promise.all(
+          answers.map(async (r) => ({ status: r.status, ...(await r.json()) })),
+        );
+        // A copy that loses is not a wrong try: counted as one, five losers would kill the
+        // pending login before the winner took it, and nobody would get a session.
+        expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
+        expect(bodies.filter((b) => b.status === 401).map((b) => b.code)).toEqual(
+          Array(7).fill('invalid_token'),
+        );
+      });
+
+      it('a recovery code racing a TOTP code for one pending login is not burned when TOTP wins', async () => {
+        const a = await signupAndLogin(ctx);
+        const { secret, recoveryCodes } = await enrolTotp(ctx, a);
+        const p = await pendingLogin(ctx, a);
+        const [viaTotp, viaRecovery] = await Promise.all([
+          ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: totp(secret, ctx.clock) } }),
+          ctx.request('/auth/mfa/recovery', { json: { token: p.mfaToken, code: recoveryCodes![0]! } }),
+        ]);
+        expect([viaTotp.status, viaRecovery.status].sort()).toEqual([200, 401]);
+        ctx.clock.advance(STEP);
+        const next = await pendingLogin(ctx, a);
+        const reuse = await ctx.request('/auth/mfa/recovery', {
+          json: { token: next.mfaToken, code: recoveryCodes![0]! },
+        });
+        // The code works again exactly when its own attempt lost.
+        expect(reuse.status).toBe(viaRecovery.status === 200 ? 401 : 200);
+      });
+
       it('the pending token dies 5 minutes after login', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
@@ -808,6 +847,23 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_token',
         );
+      });
+
+      it('a parallel burst of wrong codes over several pending logins gets no more than 10 checks', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolTotp(ctx, a);
+        const pendings = [];
+        for (let i = 0; i < 5; i++) pendings.push(await pendingLogin(ctx, a));
+        const answers = await Promise.all(
+          pendings.flatMap((p) =>
+            ['111111', '222222', '333333', '444444'].map((code) =>
+              ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }),
+            ),
+          ),
+        );
+        const statuses = answers.map((r) => r.status);
+        expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+        expect(statuses.filter((s) => s === 429)).toHaveLength(10);
       });
 
       it('wrong codes are throttled per user across pending logins: 429 with Retry-After', async () => {

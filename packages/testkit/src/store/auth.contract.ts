@@ -482,6 +482,26 @@ export function authStoreContract(setup: StoreSetup): void {
         expect((await stores.limiter.get(key, clock.now()))?.points).toBe(25);
       });
 
+      it('a refund (negative points) lowers a live counter, never below zero, and starts no window', async () => {
+        const { stores, clock } = await setup();
+        const key = `code:user:${id()}`;
+        const none = await stores.limiter.consume(key, -1, MIN, clock.now());
+        expect(none.points).toBe(0);
+        expect(await stores.limiter.get(key, clock.now())).toBeNull();
+        const first = await stores.limiter.consume(key, 2, MIN, clock.now());
+        expect((await stores.limiter.consume(key, -1, MIN, clock.now())).points).toBe(1);
+        expect((await stores.limiter.consume(key, -5, MIN, clock.now())).points).toBe(0);
+        expect(await stores.limiter.get(key, clock.now())).toEqual({ points: 0, resetAt: first.resetAt });
+        clock.set(first.resetAt);
+        expect((await stores.limiter.consume(key, -1, MIN, clock.now())).points).toBe(0);
+        expect(await stores.limiter.get(key, clock.now())).toBeNull();
+        await Promise.all([
+          ...Array.from({ length: 10 }, () => stores.limiter.consume(key, 1, MIN, clock.now())),
+          ...Array.from({ length: 4 }, () => stores.limiter.consume(key, -1, MIN, clock.now())),
+        ]);
+        expect((await stores.limiter.get(key, clock.now()))!.points).toBeGreaterThanOrEqual(6);
+      });
+
       it('delete clears a key; get of an unknown key is null', async () => {
         const { stores, clock } = await setup();
         const key = `forgot:email:${id()}`;
