@@ -7,7 +7,9 @@ export function createBackground(logger: Logger) {
   const running = new Set<Promise<void>>();
   return {
     run(task: string, fn: () => Promise<unknown>): void {
-      const p: Promise<void> = Promise.resolve()
+      // Started on the next turn of the event loop, after the answer is written: with
+      // in-process stores the work would otherwise run among the answer's own microtasks.
+      const p: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
         .then(fn)
         .then(
           () => {},
