@@ -1,21 +1,36 @@
 import { isIP } from 'node:net';
 import type { NeutralRequest } from '../http/types.js';
 
-/** Canonical client address for limiter keys: IPv4 as is, IPv6 cut to its /64 so one
- *  host cannot rotate through its own prefix. IPv4-mapped IPv6 becomes IPv4. */
-export function limiterAddress(ip: string): string {
-  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4) return v4[1]!;
-  if (isIP(ip) !== 6) return ip;
-  const [head = '', tail = ''] = ip.split('::');
+/** The eight 16-bit groups of a valid IPv6 address (an embedded dotted quad and a zone id
+ *  allowed). */
+function ipv6Groups(ip: string): number[] {
+  let s = ip.replace(/%.*$/, '');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    s = `${s.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail = ''] = s.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::')
+  const hex = s.includes('::')
     ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
     : left;
-  return `${groups
+  return hex.map((g) => Number.parseInt(g, 16));
+}
+
+/** Canonical client address for limiter keys: IPv4 as is, IPv6 cut to its /64 so one
+ *  host cannot rotate through its own prefix. IPv4-mapped IPv6 (`::ffff:a.b.c.d`, in any
+ *  spelling) becomes IPv4, so a proxy's choice of notation never splits or merges buckets. */
+export function limiterAddress(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const g = ipv6Groups(ip);
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.');
+  }
+  return `${g
     .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .map((x) => x.toString(16))
     .join(':')}::/64`;
 }
 
