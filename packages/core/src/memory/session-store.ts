@@ -33,6 +33,16 @@ export function memorySessionStore(clock: Clock): SessionStore {
     set.add(hash);
   };
 
+  /** True when a token of the session other than `hash` was used at `since` or later: `hash` is
+   *  then no longer the just-rotated token (the grace path only; it walks the session's tokens). */
+  const rotatedSince = (sessionId: string, hash: string, since: number) => {
+    for (const h of tokensOf.get(sessionId) ?? []) {
+      const used = h === hash ? null : tokens.get(h)?.usedAt;
+      if (used != null && used >= since) return true;
+    }
+    return false;
+  };
+
   const end = (s: Session, now: Date, reason: string) => {
     s.endedAt = new Date(now);
     s.endReason = reason;
@@ -113,7 +123,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
       if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
       if (row.usedAt !== null) {
         const graceMs = (opts.graceSeconds ?? 0) * 1000;
-        if (graceMs <= 0 || t - row.usedAt > graceMs) return null;
+        if (graceMs <= 0 || t - row.usedAt > graceMs || rotatedSince(s.id, hash, row.usedAt)) return null;
       } else {
         row.usedAt = t;
       }

@@ -60,8 +60,9 @@ export interface SessionStore {
   /** One atomic step: when `hash` is the live (unused) token of a live session, mark it used
    *  at `now`, insert `next` in the same session, set `lastUsedAt = now` and move
    *  `idleExpiresAt`, and return the updated session. Concurrent callers with one hash:
-   *  exactly one wins; the others get `null`. A token used at most `graceSeconds` ago (default
-   *  0 = never) may rotate again into a sibling (two tabs refreshing at once). Otherwise
+   *  exactly one wins; the others get `null`. The just-rotated token (used at most
+   *  `graceSeconds` ago, default 0 = never, and no token of its session used since) may rotate
+   *  again into a sibling (two tabs refreshing at once). Otherwise
    *  `null` (unknown, already used, or session not live): on reuse the caller ends the family. */
   rotate(
     hash: string,

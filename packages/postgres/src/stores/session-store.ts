@@ -130,7 +130,10 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id
                AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
-               AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'))
+               AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'
+                 -- the just-rotated token only: no other token of the family used since
+                 AND NOT EXISTS (SELECT 1 FROM ${RT} o WHERE o.session_id = r.session_id
+                                   AND o.hash <> r.hash AND o.used_at >= r.used_at)))
              RETURNING r.session_id
            ), successor AS (
              INSERT INTO ${RT} (hash, session_id, created_at) SELECT $2, session_id, $3 FROM used

@@ -235,6 +235,28 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.sessions.rotate(t1, next(), clock.now(), { graceSeconds: 10 })).toBeNull();
       });
 
+      it('grace covers the just-rotated token only: once a later token rotated, an older one is reuse', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) });
+        const t1 = next();
+        expect(await stores.sessions.rotate(t0, t1, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        clock.advance(1000);
+        // A third tab with t0: still the just-rotated token (its siblings are unused).
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        clock.advance(1000);
+        const t2 = next();
+        expect(await stores.sessions.rotate(t1.hash, t2, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        // t1 is now the just-rotated token; t0, two rotations back, is not, inside the window or not.
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), { graceSeconds: 10 })).toBeNull();
+        expect(
+          await stores.sessions.rotate(t1.hash, next(), clock.now(), { graceSeconds: 10 }),
+        ).not.toBeNull();
+      });
+
       it('rotate returns null once the session has ended', async () => {
         const { stores, clock } = await setup();
         const s = newSession(clock.now());
