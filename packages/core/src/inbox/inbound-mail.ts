@@ -102,6 +102,8 @@ function rawBytes(raw: string): Buffer {
 
 async function parseMime(raw: string): Promise<ParsedMail> {
   return simpleParser(rawBytes(raw), {
+    // The text of an HTML-only mail is derived below, with bounded work (html-text.ts).
+    skipHtmlToText: true,
     skipTextToHtml: true,
     skipImageLinks: true,
     skipTextLinks: true,

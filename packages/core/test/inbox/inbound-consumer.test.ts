@@ -326,6 +326,30 @@ describe('inbound consumer: raw MIME', () => {
   });
 });
 
+describe('inbound consumer: HTML-only mail', () => {
+  it('derives the text of a deeply nested HTML-only MIME mail in one pass, not through mailparser', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    // 200,000 nested divs in under 1 MiB: mailparser's own HTML-to-text took seconds on this.
+    const html = `${'<div>'.repeat(200_000)}Deep hello${'</div>'.repeat(200_000)}`;
+    const raw = [
+      'From: Ann <ann@customer.test>',
+      'To: support@acme.test',
+      'Subject: Nested',
+      'Message-ID: <nested-1@customer.test>',
+      'MIME-Version: 1.0',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      html,
+    ].join('\r\n');
+    expect(await t.deliver('inbound', { data: { raw } })).toEqual({ outcome: 'stored' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]).toMatchObject({ subject: 'Nested', text: 'Deep hello' });
+    expect(messages[0]!.html!.length).toBe(html.length);
+  });
+});
+
 describe('inbound consumer: threading', () => {
   it('threads a reply whose References name the Message-ID of a prior outbound message', async () => {
     const t = setup();

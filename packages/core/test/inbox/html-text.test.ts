@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { htmlToText } from '../../src/inbox/html-text.js';
+
+describe('htmlToText', () => {
+  it('renders ordinary mail HTML with html-to-text: links as text, images dropped', () => {
+    const text = htmlToText(
+      '<p>Hello <b>Ann</b>,</p><p>see <a href="https://x.test/a">the order</a>.<img src="x.png" alt="logo"></p>',
+    );
+    expect(text).toBe('Hello Ann,\n\nsee the order [https://x.test/a].');
+  });
+
+  it('strips hostile shapes in one pass instead of converting them', () => {
+    // Deep nesting costs html-to-text seconds to minutes (and then a RangeError): these go
+    // through the linear strip and still give their text.
+    const deep = (tag: string, n: number) => `${`<${tag}>`.repeat(n)}x${`</${tag}>`.repeat(n)}`;
+    expect(htmlToText(deep('div', 200_000))).toBe('x');
+    expect(htmlToText(`${'<b>'.repeat(300_000)}y`)).toBe('y');
+    expect(htmlToText(deep('ul', 101))).toBe('x');
+    // Unterminated tags and a missing '>' do not make the scan quadratic.
+    expect(htmlToText(`${'<a'.repeat(500_000)}`)).toBe('');
+  });
+
+  it('the strip drops script, style and comments, decodes entities, keeps block breaks', () => {
+    const big = 'z'.repeat(600 * 1024);
+    const text = htmlToText(
+      `<style>p{color:red}</style><div>Fish &amp; chips &#8364;5 &#x1F600;</div><!-- a > b --><script>alert(1)</script><p>next&nbsp;line</p><span>${big}</span>`,
+    );
+    expect(text).toMatch(/^Fish & chips €5 😀\n\nnext line\nz+$/u);
+  });
+
+  it('never throws', () => {
+    expect(htmlToText('')).toBe('');
+    expect(typeof htmlToText('<<<>>>&#99999999;&#xD800;<script>')).toBe('string');
+    expect(htmlToText(`<p>${'<<<>>>&#99999999;&#xD800;'.repeat(30_000)}`)).toContain('&#99999999;');
+  });
+});
