@@ -183,7 +183,7 @@ export function postgresInboxMessageStore({ db, t }: StoreDeps): InboxMessageSto
     findLatestBySubject: (accountId, subjectKey, since, opts = {}) =>
       one(
         `SELECT * FROM ${T}
-         WHERE account_id = $1 AND subject_key = $2 AND created_at >= $3
+         WHERE account_id = $1 AND md5(subject_key) = md5($2) AND subject_key = $2 AND created_at >= $3
            AND ($4::text IS NULL OR (direction = 'outbound' AND $4 = ANY(recipients)))
          ${newest}`,
         [accountId, subjectKey, since, opts.outboundTo ?? null],

@@ -285,6 +285,21 @@ export function inboxStoreContract(setup: StoreSetup): void {
       expect(await find(a.id, 'other', start)).toBeNull();
     });
 
+    it('stores and finds a message whose subject is 998 CJK characters (3,000 bytes)', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      // Varied characters: a repeated pair would compress below the index row limit.
+      const long = Array.from({ length: 998 }, (_, i) =>
+        String.fromCodePoint(0x4e00 + ((i * 7919) % 20000)),
+      ).join('');
+      const start = clock.now();
+      const m = message(a.id, t.id, clock.now(), { subject: long, subjectKey: long });
+      await stores.inboxMessages.insert(m);
+      expect((await stores.inboxMessages.findLatestBySubject(a.id, long, start))?.id).toBe(m.id);
+      expect(await stores.inboxMessages.findLatestBySubject(a.id, `${long.slice(0, -1)}x`, start)).toBeNull();
+    });
+
     it('applyDelivery moves status forward only and counts engagement atomically', async () => {
       const { stores, clock } = await setup();
       const { account: a } = await account(stores, clock.now());
