@@ -14,6 +14,9 @@ import { parsePayload } from './payload.js';
 import { normalizeSubject } from './subject.js';
 import { findThread } from './threading.js';
 
+/** Attachments stored per message at most; the rest are logged (`inbox_attachments_dropped`). */
+const MAX_ATTACHMENTS = 500;
+
 /** The first account that owns one of the addresses, tried in order (`to`, then `cc`, then
  *  `received_for`/`bcc`), each as written and with `+tag` stripped. */
 export async function matchAccount(
@@ -188,11 +191,23 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       : await storeInbound(ctx, opts, serial, account, mail, providerMessageId);
     if (message.processedAt) return { outcome: 'duplicate' };
 
+    if (mail.attachments.length > MAX_ATTACHMENTS) {
+      ctx.logger.warn(
+        {
+          event: 'inbox_attachments_dropped',
+          outboxEventId: event.id,
+          messageId: message.id,
+          kept: MAX_ATTACHMENTS,
+          dropped: mail.attachments.length - MAX_ATTACHMENTS,
+        },
+        'attachments over the per-message cap not stored',
+      );
+    }
     const { pending } = await storeAttachments(
       ctx,
       opts.maxAttachmentBytes,
       message,
-      mail.attachments,
+      mail.attachments.slice(0, MAX_ATTACHMENTS),
       event.id,
     );
     if (!(await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id))) {

@@ -89,7 +89,7 @@ export function readEnvelope(body: Record<string, unknown>): Envelope {
     html: str(data, 'html'),
     text: str(data, 'text'),
     raw: str(data, 'raw') ?? str(body, 'raw'),
-    attachments: Array.isArray(attachments) ? attachments.slice(0, 500) : [],
+    attachments: Array.isArray(attachments) ? attachments : [],
   };
 }
 
@@ -137,7 +137,7 @@ function fromMime(env: Envelope, mail: ParsedMail): InboundMail {
     references: parseIdList(mail.references ?? []),
     html,
     text: mail.text ?? '',
-    attachments: mail.attachments.slice(0, 500).map((a, i) => ({
+    attachments: mail.attachments.map((a, i) => ({
       sourceKey: `m:${i}`,
       filename: filenameOf(a.filename),
       contentType: safeContentType(a.contentType),

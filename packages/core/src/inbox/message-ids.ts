@@ -36,15 +36,30 @@ function outsideCommentsAndQuotes(text: string): string {
  *  `local@domain`, or a provider's id (8+ id characters with a digit, e.g. a UUID). */
 const BARE_ID = /^(?:[^\s@]+@[^\s@]+|(?=[^\s]*\d)[A-Za-z0-9._=+-]{8,})$/;
 
+/** Characters read of one header value, and header values read of a list: the start and the
+ *  end (a long `References` is cut in the middle, as mail clients cut it). */
+const MAX_TEXT = 20_000;
+const MAX_PARTS = 200;
+
+/** The start and the end of a long value, cut at white space so no id is cut in two. */
+function ends(part: string): string {
+  const head = part.slice(0, 1000);
+  const tail = part.slice(-(MAX_TEXT - 1000));
+  return `${head.slice(0, Math.max(0, head.search(/\s\S*$/)))} ${tail.slice(Math.max(0, tail.search(/\s/)))}`;
+}
+
 /** Message ids of an `In-Reply-To`/`References` value (a string, or several), without angle
- *  brackets, duplicates removed, at most 50. A header with bracketed ids gives those, plus bare
- *  ids written beside them (a client that copies a provider's id as it is); one without any
- *  gives each white-space or comma separated token. */
+ *  brackets, duplicates removed, at most 50: the first and the 49 newest. `References` names
+ *  the thread's root first and the parent last (RFC 5322 3.6.4), and both are what threading
+ *  looks for. A header with bracketed ids gives those, plus bare ids written beside them (a
+ *  client that copies a provider's id as it is); one without any gives each white-space or
+ *  comma separated token. */
 export function parseIdList(value: unknown): string[] {
-  const parts = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+  const all = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+  const parts = all.length <= MAX_PARTS ? all : [all[0]!, ...all.slice(-(MAX_PARTS - 1))];
   const out = new Set<string>();
   for (const part of parts) {
-    const text = part.slice(0, 20_000);
+    const text = part.length <= MAX_TEXT ? part : ends(part);
     const bracketed = text.match(BRACKETED);
     const tokens = bracketed
       ? [
@@ -57,10 +72,10 @@ export function parseIdList(value: unknown): string[] {
     for (const t of tokens) {
       const id = bareId(t);
       if (id) out.add(id);
-      if (out.size >= MAX_IDS) return [...out];
     }
   }
-  return [...out];
+  const ids = [...out];
+  return ids.length <= MAX_IDS ? ids : [ids[0]!, ...ids.slice(ids.length - (MAX_IDS - 1))];
 }
 
 /** Matching keys of message ids: each id whole and by local part (before the last `@`),

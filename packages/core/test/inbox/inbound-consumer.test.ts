@@ -274,6 +274,27 @@ describe('inbound consumer: body sources', () => {
     const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['x.txt']);
   });
+
+  it('stores the first 500 attachments of a mail and logs how many it left out', async () => {
+    const logger = new RecordingLogger();
+    const t = setup({ logger });
+    const { owner, account } = await withAccount(t);
+    const attachments = Array.from({ length: 503 }, (_, i) => ({
+      filename: `f${i}.txt`,
+      content_type: 'text/plain',
+      content: Buffer.from(`file ${i}`).toString('base64'),
+    }));
+    const id = 'evt-many-attachments';
+    expect(await t.deliver('inbound', received({ text: 'x', attachments }), { id })).toEqual({
+      outcome: 'stored',
+    });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments).toHaveLength(500);
+    expect(messages[0]!.attachments.at(-1)!.filename).toBe('f499.txt');
+    const line = logger.lines.find((l) => l.obj.event === 'inbox_attachments_dropped');
+    expect(line).toMatchObject({ level: 'warn', obj: { outboxEventId: id, kept: 500, dropped: 3 } });
+  });
 });
 
 describe('inbound consumer: raw MIME', () => {

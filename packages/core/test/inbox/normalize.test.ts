@@ -59,6 +59,19 @@ describe('message ids', () => {
     ]);
   });
 
+  it('keeps the first id and the 49 newest of a long list: the root and the parent', () => {
+    const refs = Array.from({ length: 120 }, (_, i) => `<m${i}@x.test>`);
+    const ids = parseIdList(refs.join(' '));
+    expect(ids).toHaveLength(50);
+    expect(ids[0]).toBe('m0@x.test');
+    expect(ids.slice(1)).toEqual(refs.slice(71).map((r) => r.slice(1, -1)));
+    // A value too long to read whole is read at both ends.
+    const huge = parseIdList(`<root@x.test> ${'<filler@x.test> '.repeat(10_000)}<parent@x.test>`);
+    expect(huge).toEqual(['root@x.test', 'filler@x.test', 'parent@x.test']);
+    const many = parseIdList(Array.from({ length: 5000 }, (_, i) => `<p${i}@x.test>`));
+    expect([many[0], many.at(-1)]).toEqual(['p0@x.test', 'p4999@x.test']);
+  });
+
   it('takes no words, dates or comments beside bracketed ids for ids', () => {
     expect(parseIdList(`Your message of "Mon, 1 Jan 2024 10:00:00 +0000" <q-0@customer.test>`)).toEqual([
       'q-0@customer.test',
