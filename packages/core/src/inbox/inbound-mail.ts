@@ -111,7 +111,11 @@ async function parseMime(raw: string): Promise<ParsedMail> {
 }
 
 const disposition = (v: string | null | undefined) => (v ?? '').toLowerCase().startsWith('inline');
-const filenameOf = (v: unknown) => (typeof v === 'string' && headerSafe(v, 255)) || 'attachment';
+/** Bidirectional controls: in a file name they can show `invoice\u202Efdp.exe` as
+ *  `invoiceexe.pdf`. Dropped from attachment names only (they are legitimate in RTL text). */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const filenameOf = (v: unknown) =>
+  (typeof v === 'string' && headerSafe(v.replace(BIDI_CONTROLS, ''), 255)) || 'attachment';
 
 function idsOf(headers: Map<string, string[]>, name: string): string[] {
   return parseIdList(headers.get(name) ?? []);

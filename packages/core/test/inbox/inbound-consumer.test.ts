@@ -275,6 +275,25 @@ describe('inbound consumer: body sources', () => {
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['x.txt']);
   });
 
+  it('drops bidirectional controls from attachment names, so no extension is disguised', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const content = Buffer.from('x').toString('base64');
+    await t.deliver(
+      'inbound',
+      received({
+        text: 'x',
+        attachments: [
+          { filename: 'invoice\u202Efdp.exe', content_type: 'application/pdf', content },
+          { filename: '\u2067\u200fتقرير.pdf', content_type: 'application/pdf', content },
+        ],
+      }),
+    );
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['invoicefdp.exe', 'تقرير.pdf']);
+  });
+
   it('stores the first 500 attachments of a mail and logs how many it left out', async () => {
     const logger = new RecordingLogger();
     const t = setup({ logger });
