@@ -23,6 +23,16 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`
   let page: Page;
   let mail: MailCatcher;
 
+  /** Mail arrives: the inbound consumer runs as the outbox would run it. */
+  const receive = (data: Record<string, unknown>) =>
+    app.gh.inbox.consumers.inbound({
+      id: randomUUID(),
+      name: 'inbox.mail.webhook.inbound.received',
+      payload: JSON.stringify({ type: 'email.received', data: { email_id: randomUUID(), ...data } }),
+      attempt: 1,
+      createdAt: new Date(),
+    });
+
   beforeAll(async () => {
     const port = await freePort();
     origin = `http://localhost:${port}`;
@@ -73,34 +83,23 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`
     await inbox.getByRole('button', { name: 'Create inbox account' }).click();
     await expect.poll(() => page.locator('#status').textContent()).toBe('Inbox account created.');
 
-    // Mail arrives (the consumer runs as the outbox would run it).
     const hostile =
       '<p id="hello">Hello from <b>mail</b></p>' +
       '<script>parent.document.body.dataset.pwned = "script"</script>' +
       '<img src="x" onerror="parent.document.body.dataset.pwned = \'onerror\'">';
-    const outcome = await app.gh.inbox.consumers.inbound({
-      id: randomUUID(),
-      name: 'inbox.mail.webhook.inbound.received',
-      payload: JSON.stringify({
-        type: 'email.received',
-        data: {
-          email_id: randomUUID(),
-          from: 'Ann <ann@customer.test>',
-          to: [address],
-          subject: 'Hostile HTML',
-          html: hostile,
-          message_id: '<hostile-1@customer.test>',
-          attachments: [
-            {
-              filename: 'notes.txt',
-              content_type: 'text/plain',
-              content: Buffer.from('the notes').toString('base64'),
-            },
-          ],
+    const outcome = await receive({
+      from: 'Ann <ann@customer.test>',
+      to: [address],
+      subject: 'Hostile HTML',
+      html: hostile,
+      message_id: '<hostile-1@customer.test>',
+      attachments: [
+        {
+          filename: 'notes.txt',
+          content_type: 'text/plain',
+          content: Buffer.from('the notes').toString('base64'),
         },
-      }),
-      attempt: 1,
-      createdAt: new Date(),
+      ],
     });
     expect(outcome).toEqual({ outcome: 'stored' });
 
@@ -133,21 +132,11 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`
     ]);
 
     // New mail shows after "Check for new mail", newest first.
-    const second = await app.gh.inbox.consumers.inbound({
-      id: randomUUID(),
-      name: 'inbox.mail.webhook.inbound.received',
-      payload: JSON.stringify({
-        type: 'email.received',
-        data: {
-          email_id: randomUUID(),
-          from: 'Bo <bo@customer.test>',
-          to: [address],
-          subject: 'Second',
-          text: 'hi',
-        },
-      }),
-      attempt: 1,
-      createdAt: new Date(),
+    const second = await receive({
+      from: 'Bo <bo@customer.test>',
+      to: [address],
+      subject: 'Second',
+      text: 'hi',
     });
     expect(second).toEqual({ outcome: 'stored' });
     const check = inbox.getByRole('button', { name: 'Check for new mail' });
