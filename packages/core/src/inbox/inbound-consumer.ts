@@ -191,7 +191,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       : await storeInbound(ctx, opts, serial, account, mail, providerMessageId);
     if (message.processedAt) return { outcome: 'duplicate' };
 
-    if (mail.attachments.length > MAX_ATTACHMENTS) {
+    if (created && mail.attachments.length > MAX_ATTACHMENTS) {
       ctx.logger.warn(
         {
           event: 'inbox_attachments_dropped',

@@ -41,11 +41,14 @@ const BARE_ID = /^(?:[^\s@]+@[^\s@]+|(?=[^\s]*\d)[A-Za-z0-9._=+-]{8,})$/;
 const MAX_TEXT = 20_000;
 const MAX_PARTS = 200;
 
-/** The start and the end of a long value, cut at white space so no id is cut in two. */
+/** The start and the end of a long value, cut between ids (after a `>`, at white space or a
+ *  comma), so no id is cut in two: ids may follow each other with nothing between them. */
 function ends(part: string): string {
   const head = part.slice(0, 1000);
   const tail = part.slice(-(MAX_TEXT - 1000));
-  return `${head.slice(0, Math.max(0, head.search(/\s\S*$/)))} ${tail.slice(Math.max(0, tail.search(/\s/)))}`;
+  const h = Math.max(head.lastIndexOf('>'), head.search(/[\s,][^\s,]*$/));
+  const t = tail.search(/[\s,<]/);
+  return `${h === -1 ? '' : head.slice(0, h + 1)} ${t === -1 ? '' : tail.slice(t)}`;
 }
 
 /** Message ids of an `In-Reply-To`/`References` value (a string, or several), without angle

@@ -7,6 +7,8 @@ const RETAIN_MS = 24 * 3600 * 1000;
 interface TokenRow {
   sessionId: string;
   usedAt: number | null;
+  /** The token this one was rotated from (null for a session's first). */
+  parent: string | null;
 }
 
 const copy = (s: Session): Session => structuredClone(s);
@@ -26,19 +28,19 @@ export function memorySessionStore(clock: Clock): SessionStore {
   let seq = 0;
   let writes = 0;
 
-  const addToken = (sessionId: string, hash: string) => {
-    tokens.set(hash, { sessionId, usedAt: null });
+  const addToken = (sessionId: string, hash: string, parent: string | null = null) => {
+    tokens.set(hash, { sessionId, usedAt: null, parent });
     const set = tokensOf.get(sessionId) ?? new Set<string>();
     tokensOf.set(sessionId, set);
     set.add(hash);
   };
 
-  /** True when a token of the session other than `hash` was used at `since` or later: `hash` is
-   *  then no longer the just-rotated token (the grace path only; it walks the session's tokens). */
-  const rotatedSince = (sessionId: string, hash: string, since: number) => {
+  /** True when a token rotated out of `hash` has itself been used: `hash` is then no longer
+   *  the just-rotated token (the grace path only; it walks the session's tokens). */
+  const hasUsedChild = (sessionId: string, hash: string) => {
     for (const h of tokensOf.get(sessionId) ?? []) {
-      const used = h === hash ? null : tokens.get(h)?.usedAt;
-      if (used != null && used >= since) return true;
+      const row = tokens.get(h);
+      if (row?.parent === hash && row.usedAt !== null) return true;
     }
     return false;
   };
@@ -123,11 +125,11 @@ export function memorySessionStore(clock: Clock): SessionStore {
       if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
       if (row.usedAt !== null) {
         const graceMs = (opts.graceSeconds ?? 0) * 1000;
-        if (graceMs <= 0 || t - row.usedAt > graceMs || rotatedSince(s.id, hash, row.usedAt)) return null;
+        if (graceMs <= 0 || t - row.usedAt > graceMs || hasUsedChild(s.id, hash)) return null;
       } else {
         row.usedAt = t;
       }
-      addToken(s.id, next.hash);
+      addToken(s.id, next.hash, hash);
       s.lastUsedAt = new Date(t);
       s.idleExpiresAt = new Date(Math.min(next.idleExpiresAt.getTime(), s.expiresAt.getTime()));
       sweep();

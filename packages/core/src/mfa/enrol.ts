@@ -45,7 +45,15 @@ async function withPassword(env: MfaEnv, principal: Principal, password: string 
  *  counted before the check, given back when the code is right. */
 async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<boolean>): Promise<void> {
   const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ip]);
-  if (!(await ok())) throw new GatehouseError('invalid_code');
+  let right: boolean;
+  try {
+    right = await ok();
+  } catch (e) {
+    // Refused before a code was judged (e.g. a passkey already registered): not a wrong code.
+    await counted.release();
+    throw e;
+  }
+  if (!right) throw new GatehouseError('invalid_code');
   await counted.release();
 }
 

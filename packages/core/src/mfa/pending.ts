@@ -89,16 +89,29 @@ export async function attempt(
     );
     return new GatehouseError('invalid_code');
   };
-  const found = await check(opened);
+  // Only a wrong code keeps the point: a request refused before any code was checked (a
+  // method this login does not offer) and one that lost the login to a parallel attempt give
+  // it back. Either way the answer tells nothing about the code.
+  const notCounted = async (e: GatehouseError) => {
+    await counted.release();
+    return e;
+  };
+  let found: FactorCheck;
+  try {
+    found = await check(opened);
+  } catch (e) {
+    await counted.release();
+    throw e;
+  }
   if (found === false) {
     const failures = await stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, clock.now());
     // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
     // step was taken meanwhile): the answer is that of a used-up token.
-    if (failures === null) throw new GatehouseError('invalid_token');
+    if (failures === null) throw await notCounted(new GatehouseError('invalid_token'));
     throw refused('wrong_code');
   }
   const won = await stores.pendingLogins.consume(pending.jti, clock.now());
-  if (!won) throw new GatehouseError('invalid_token');
+  if (!won) throw await notCounted(new GatehouseError('invalid_token'));
   // Used up between this attempt's check and now (another login of the same user took the
   // TOTP step or the recovery code): this login is over, the limiter keeps the attempt.
   if (typeof found === 'object' && !(await found.commit())) throw refused('code_used_concurrently');

@@ -61,8 +61,8 @@ export interface SessionStore {
    *  at `now`, insert `next` in the same session, set `lastUsedAt = now` and move
    *  `idleExpiresAt`, and return the updated session. Concurrent callers with one hash:
    *  exactly one wins; the others get `null`. The just-rotated token (used at most
-   *  `graceSeconds` ago, default 0 = never, and no token of its session used since) may rotate
-   *  again into a sibling (two tabs refreshing at once). Otherwise
+   *  `graceSeconds` ago, default 0 = never, and none of the tokens rotated out of it used
+   *  since) may rotate again into a sibling (two tabs refreshing at once). Otherwise
    *  `null` (unknown, already used, or session not live): on reuse the caller ends the family. */
   rotate(
     hash: string,

@@ -16,8 +16,16 @@ describe('htmlToText', () => {
     expect(htmlToText(deep('div', 200_000))).toBe('x');
     expect(htmlToText(`${'<b>'.repeat(300_000)}y`)).toBe('y');
     expect(htmlToText(deep('ul', 101))).toBe('x');
-    // Unterminated tags and a missing '>' do not make the scan quadratic.
+    // Unmatched end tags close nothing and `<b/>` opens a <b> (as HTML parsers read them), so
+    // these nest deep too; unterminated tags and a missing '>' do not make the scan quadratic.
+    expect(htmlToText(`${'<a></p>'.repeat(74_800)}z`)).toBe('z');
+    expect(htmlToText(`${'<div></x>'.repeat(58_000)}z`)).toBe('z');
+    expect(htmlToText(`${'<b/>'.repeat(131_000)}z`)).toBe('z');
     expect(htmlToText(`${'<a'.repeat(500_000)}`)).toBe('');
+    // Sloppy but ordinary HTML (unclosed items, SVG) is not taken for deep nesting.
+    const list = `<ul>${'<li>item'.repeat(500)}</ul>`;
+    expect(htmlToText(list).split('\n')).toHaveLength(500);
+    expect(htmlToText(`<svg>${'<path d="M0"/>'.repeat(500)}</svg><p>after</p>`)).toBe('after');
   });
 
   it('the strip drops script, style and comments, decodes entities, keeps block breaks', () => {
@@ -26,6 +34,13 @@ describe('htmlToText', () => {
       `<style>p{color:red}</style><div>Fish &amp; chips &#8364;5 &#x1F600;</div><!-- a > b --><script>alert(1)</script><p>next&nbsp;line</p><span>${big}</span>`,
     );
     expect(text).toMatch(/^Fish & chips €5 😀\n\nnext line\nz+$/u);
+  });
+
+  it('the strip keeps a < that starts no tag, and decodes common named entities', () => {
+    const pad = 'x'.repeat(600 * 1024);
+    expect(htmlToText(`<p>5 < 6 and caf&eacute; &mdash; d&uuml;rfen&hellip;</p><title>t</title>${pad}`)).toBe(
+      `5 < 6 and café — dürfen…\n${pad}`,
+    );
   });
 
   it('never throws', () => {

@@ -68,6 +68,11 @@ describe('message ids', () => {
     // A value too long to read whole is read at both ends.
     const huge = parseIdList(`<root@x.test> ${'<filler@x.test> '.repeat(10_000)}<parent@x.test>`);
     expect(huge).toEqual(['root@x.test', 'filler@x.test', 'parent@x.test']);
+    const packed = Array.from({ length: 1000 }, (_, i) => `<msg${i}.abcdefghij@example.com>`);
+    const cut = parseIdList(packed.join(''));
+    expect(cut[0]).toBe('msg0.abcdefghij@example.com');
+    expect(cut.at(-1)).toBe('msg999.abcdefghij@example.com');
+    expect(cut.every((id) => /^msg\d+\.abcdefghij@example\.com$/.test(id))).toBe(true);
     const many = parseIdList(Array.from({ length: 5000 }, (_, i) => `<p${i}@x.test>`));
     expect([many[0], many.at(-1)]).toEqual(['p0@x.test', 'p4999@x.test']);
   });

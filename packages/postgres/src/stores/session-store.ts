@@ -131,12 +131,12 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              WHERE r.hash = $1 AND s.id = r.session_id
                AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
                AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'
-                 -- the just-rotated token only: no other token of the family used since
+                 -- the just-rotated token only: none of the tokens rotated out of it used since
                  AND NOT EXISTS (SELECT 1 FROM ${RT} o WHERE o.session_id = r.session_id
-                                   AND o.hash <> r.hash AND o.used_at >= r.used_at)))
+                                   AND o.parent = r.hash AND o.used_at IS NOT NULL)))
              RETURNING r.session_id
            ), successor AS (
-             INSERT INTO ${RT} (hash, session_id, created_at) SELECT $2, session_id, $3 FROM used
+             INSERT INTO ${RT} (hash, session_id, created_at, parent) SELECT $2, session_id, $3, $1 FROM used
              RETURNING session_id
            )
            UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at)

@@ -257,6 +257,23 @@ export function authStoreContract(setup: StoreSetup): void {
         ).not.toBeNull();
       });
 
+      it('grace follows rotation order, not time: rotations in one millisecond keep it exact', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const z = hash();
+        await stores.sessions.create(s, { hash: z, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) });
+        const a = next();
+        const b = next();
+        expect(await stores.sessions.rotate(z, a, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        expect(await stores.sessions.rotate(a.hash, b, clock.now(), { graceSeconds: 10 })).not.toBeNull();
+        // a is the just-rotated token (b unused); z is not (a, rotated out of it, was used).
+        expect(
+          await stores.sessions.rotate(a.hash, next(), clock.now(), { graceSeconds: 10 }),
+        ).not.toBeNull();
+        expect(await stores.sessions.rotate(z, next(), clock.now(), { graceSeconds: 10 })).toBeNull();
+      });
+
       it('rotate returns null once the session has ended', async () => {
         const { stores, clock } = await setup();
         const s = newSession(clock.now());
