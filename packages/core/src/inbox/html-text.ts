@@ -4,9 +4,9 @@ import { convert } from 'html-to-text';
 const MAX_HTML = 2 * 1024 * 1024;
 /** html-to-text's time grows faster than its input with deep nesting (seconds for 100,000
  *  nested tags in 300 KiB, minutes beyond) and runs on the event loop. It gets HTML up to this
- *  size and nesting depth, which real mail stays far below (Gmail clips at 102 KB): at most
- *  about 0.2 s for the dearest shapes measured (500 KiB of unclosed <p> took 0.44 s). Anything
- *  else gets a one-pass tag strip. */
+ *  size and nesting depth, which real mail stays far below (Gmail clips at 102 KB): about
+ *  0.3 s for the dearest shape measured (256 KiB of unclosed <p>). Anything else gets a
+ *  one-pass tag strip. */
 const CONVERT_MAX = 256 * 1024;
 const CONVERT_MAX_DEPTH = 100;
 
@@ -37,38 +37,78 @@ const CLOSED_BY: Record<string, readonly string[]> = {
 const ENDS_P =
   /^(?:address|article|aside|blockquote|div|dl|fieldset|footer|form|h[1-6]|header|hr|main|nav|ol|p|pre|section|table|ul)$/;
 
-/** True when the element tree nests deeper than `limit`, built the way an HTML parser builds
- *  it (an end tag closes up to its open element and is ignored without one; `/>` closes only
- *  inside SVG or MathML). One forward pass, and the stack never holds more than `limit + 1`
- *  elements, so hostile input costs no more than its length. */
+/** Elements whose content is raw text up to their end tag (no tags inside). */
+const RAW_TEXT = new Set(['script', 'style', 'title', 'textarea', 'xmp', 'iframe', 'noembed', 'noframes']);
+/** Where SVG or MathML content switches back to HTML (there `/>` does not close). */
+const HTML_IN_FOREIGN = new Set(['foreignobject', 'desc', 'title', 'mi', 'mo', 'mn', 'ms', 'mtext']);
+
+/** End of the tag that starts at `lt`: the first `>` outside a quoted attribute value, or -1. */
+function tagEnd(html: string, lt: number): number {
+  let quote = '';
+  for (let i = lt + 1; i < html.length; i++) {
+    const c = html[i];
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '>') return i;
+  }
+  return -1;
+}
+
+/** True when the element tree nests deeper than `limit`, read the way an HTML parser reads it:
+ *  comments and raw-text content (script, style, title, ...) hold no tags, quoted attribute
+ *  values may hold `<` and `>`, an end tag closes up to its open element and is ignored without
+ *  one, and `/>` closes only SVG or MathML content. One forward pass (the position only moves
+ *  on), and the stack never holds more than `limit + 1` elements, so hostile input costs no
+ *  more than its length. */
 function nestsDeeperThan(html: string, limit: number): boolean {
-  const stack: string[] = [];
+  const lower = html.toLowerCase();
+  const stack: Array<{ name: string; foreign: boolean }> = [];
   const open = new Map<string, number>();
-  const push = (name: string) => {
-    stack.push(name);
+  const push = (name: string, foreign: boolean) => {
+    stack.push({ name, foreign });
     open.set(name, (open.get(name) ?? 0) + 1);
   };
   const pop = () => {
-    const name = stack.pop()!;
+    const { name } = stack.pop()!;
     open.set(name, open.get(name)! - 1);
     return name;
   };
-  let gt = -1;
-  for (let lt = html.indexOf('<'); lt !== -1; lt = html.indexOf('<', lt + 1)) {
+  let i = 0;
+  while (i < html.length) {
+    const lt = html.indexOf('<', i);
+    if (lt === -1) return false;
+    if (html.startsWith('<!--', lt)) {
+      const end = html.indexOf('-->', lt + 4);
+      if (end === -1) return false;
+      i = end + 3;
+      continue;
+    }
     const name = tagAt(html, lt)?.toLowerCase();
-    if (!name || VOID.test(name)) continue;
+    if (!name) {
+      i = lt + 1;
+      continue;
+    }
+    const gt = tagEnd(html, lt);
+    if (gt === -1) return false;
+    i = gt + 1;
     if (html[lt + 1] === '/') {
       if (open.get(name)) while (pop() !== name);
       continue;
     }
-    if (gt !== Number.POSITIVE_INFINITY && gt < lt) {
-      gt = html.indexOf('>', lt);
-      if (gt === -1) gt = Number.POSITIVE_INFINITY;
+    if (VOID.test(name)) continue;
+    const inForeign = stack.at(-1)?.foreign ?? false;
+    const foreign = name === 'svg' || name === 'math' || (inForeign && !HTML_IN_FOREIGN.has(name));
+    if (foreign && html[gt - 1] === '/') continue;
+    if (RAW_TEXT.has(name) && !inForeign) {
+      const end = lower.indexOf(`</${name}`, i);
+      if (end === -1) return false;
+      i = end;
+      continue;
     }
-    if (html[gt - 1] === '/' && (open.get('svg') || open.get('math'))) continue;
-    const top = stack.at(-1);
+    const top = stack.at(-1)?.name;
     if (top && (CLOSED_BY[name]?.includes(top) || (top === 'p' && ENDS_P.test(name)))) pop();
-    push(name);
+    push(name, foreign);
     if (stack.length > limit) return true;
   }
   return false;
@@ -147,7 +187,6 @@ function stripTags(html: string): string {
   const lower = html.toLowerCase();
   const parts: string[] = [];
   let i = 0;
-  let lastGt = -2;
   while (i < html.length) {
     const lt = html.indexOf('<', i);
     if (lt === -1) {
@@ -161,15 +200,13 @@ function stripTags(html: string): string {
       continue;
     }
     const name = tagAt(html, lt)?.toLowerCase();
-    // Searched again only past the last '>' found.
-    if (name && lastGt !== -1 && lastGt < lt) lastGt = html.indexOf('>', lt);
     if (!name) {
       parts.push('<');
       i = lt + 1;
       continue;
     }
     // A tag cut off by the end of the input (or of what is read of it) is dropped.
-    const gt = lastGt;
+    const gt = tagEnd(html, lt);
     if (gt === -1) break;
     i = gt + 1;
     if (SKIPPED.has(name) && html[lt + 1] !== '/') {
@@ -198,6 +235,11 @@ export function htmlToText(html: string): string {
         ],
       }).trim();
     }
+  } catch {
+    // html-to-text gave up (a stack overflow on a shape the depth check did not see): the
+    // strip still gives the text.
+  }
+  try {
     return stripTags(head);
   } catch {
     return '';

@@ -49,7 +49,7 @@ async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<
   try {
     right = await ok();
   } catch (e) {
-    // Refused before a code was judged (e.g. a passkey already registered): not a wrong code.
+    // Refused before a code was judged (e.g. no setup to confirm): not a wrong code.
     await counted.release();
     throw e;
   }

@@ -22,6 +22,13 @@ describe('htmlToText', () => {
     expect(htmlToText(`${'<div></x>'.repeat(58_000)}z`)).toBe('z');
     expect(htmlToText(`${'<b/>'.repeat(131_000)}z`)).toBe('z');
     expect(htmlToText(`${'<a'.repeat(500_000)}`)).toBe('');
+    // End tags hidden in comments, attribute values or raw text close nothing, and inside
+    // <foreignObject> a `/>` does not close: all of these still nest deep.
+    expect(htmlToText(`${'<b><!--</b>-->'.repeat(18_000)}z`)).toBe('z');
+    expect(htmlToText(`${'<i x=</i>'.repeat(29_000)}z`)).toBe('z');
+    expect(htmlToText(`${'<b a="</b>">'.repeat(20_000)}z`)).toBe('z');
+    expect(htmlToText(`${'<b><script></b></script>'.repeat(10_000)}z`)).toBe('z');
+    expect(htmlToText(`<svg><foreignObject>${'<b/>'.repeat(65_000)}z`)).toBe('z');
     // Sloppy but ordinary HTML (unclosed items, SVG) is not taken for deep nesting.
     const list = `<ul>${'<li>item'.repeat(500)}</ul>`;
     expect(htmlToText(list).split('\n')).toHaveLength(500);
