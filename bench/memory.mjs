@@ -8,9 +8,10 @@
 // bytes = heap (V8 heap + array buffers) after a full collection, after minus before, over the
 // number of items. Writes the "Memory" section of docs/performance.md.
 import { spawnSync } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { built, machine, writeSection } from './lib.mjs';
+import { signWebhook } from './signed-webhooks.mjs';
 import { SECRET } from './webhook-server.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -24,7 +25,6 @@ const n = (count) => Math.max(10, Math.round(count * scale));
 
 const { createGatehouse } = await built('core');
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
-const KEY = Buffer.from(SECRET.slice(6), 'base64');
 
 /** Wall clock plus an offset the run moves forward (retention, expiry). */
 let offsetMs = 0;
@@ -92,15 +92,6 @@ async function retained(count, step, width = 50, settle = async () => {}) {
   await settle();
   return (await heap()) - before;
 }
-
-const signed = (body, id = `msg_${randomUUID()}`) => {
-  const ts = String(Math.floor(clock.now().getTime() / 1000));
-  const sig = createHmac('sha256', KEY).update(`${id}.${ts}.${body}`).digest('base64');
-  return {
-    raw: Buffer.from(body),
-    headers: { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` },
-  };
-};
 
 const deliveredBody = (emailId) =>
   JSON.stringify({
@@ -259,8 +250,8 @@ const account = expectStatus(
 );
 
 const intake = async (body) => {
-  const s = signed(body);
-  expectStatus(await call('POST', '/inbox/webhook', { raw: s.raw, headers: s.headers }), 202, 'webhook');
+  const headers = signWebhook(SECRET, body, Math.floor(clock.now().getTime() / 1000));
+  expectStatus(await call('POST', '/inbox/webhook', { raw: Buffer.from(body), headers }), 202, 'webhook');
 };
 const deliveries = n(100000);
 perItem(

@@ -20,20 +20,22 @@ export const WEBHOOK_BODY = JSON.stringify({
   },
 });
 
-/** `count` header sets signed with `secret` (`whsec_<base64>`). */
-export function signedHeaders(secret, count) {
+/** Standard Webhooks headers for `body`, signed with `secret` (`whsec_<base64>`) at `ts`
+ *  (Unix seconds) under a fresh `webhook-id`. */
+export function signWebhook(secret, body, ts = Math.floor(Date.now() / 1000)) {
   const key = Buffer.from(secret.slice(6), 'base64');
-  const ts = String(Math.floor(Date.now() / 1000));
-  return Array.from({ length: count }, () => {
-    const id = `msg_${randomUUID()}`;
-    const sig = createHmac('sha256', key).update(`${id}.${ts}.${WEBHOOK_BODY}`).digest('base64');
-    return {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': ts,
-      'webhook-signature': `v1,${sig}`,
-    };
-  });
+  const id = `msg_${randomUUID()}`;
+  const sig = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` };
+}
+
+/** `count` header sets for the benchmark payload, signed with `secret`. */
+export function signedHeaders(secret, count) {
+  const ts = Math.floor(Date.now() / 1000);
+  return Array.from({ length: count }, () => ({
+    'content-type': 'application/json',
+    ...signWebhook(secret, WEBHOOK_BODY, ts),
+  }));
 }
 
 /** autocannon `requests` posting the payload with the next header set each time. */

@@ -41,8 +41,8 @@ export async function login(
     );
     throw new GatehouseError('invalid_credentials');
   }
-  // Only failures count: this attempt is given back, and the email's failures are cleared.
-  await attempt.release();
+  // Only failures count: the address gets this attempt back, the email's count is cleared.
+  await attempt.release('login:ip');
   await ctx.throttle.reset('login:email', input.email);
 
   if (passwords.needsRehash(user.passwordHash)) {

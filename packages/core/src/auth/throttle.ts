@@ -109,7 +109,12 @@ export function createThrottle(opts: {
   return {
     async take(...entries) {
       const taken: Array<readonly [ThrottleBucket, string]> = [];
-      const giveBack = () => Promise.all(taken.map(([bucket, key]) => refund(bucket, key))).then(() => {});
+      const giveBack = (...buckets: ThrottleBucket[]) =>
+        Promise.all(
+          taken
+            .filter(([bucket]) => buckets.length === 0 || buckets.includes(bucket))
+            .map(([bucket, key]) => refund(bucket, key)),
+        ).then(() => {});
       for (const entry of entries) {
         try {
           await hit(entry[0], entry[1]);

@@ -55,63 +55,90 @@ function tagEnd(html: string, lt: number): number {
   return -1;
 }
 
-/** True when the element tree nests deeper than `limit`, read the way an HTML parser reads it:
- *  comments and raw-text content (script, style, title, ...) hold no tags, quoted attribute
- *  values may hold `<` and `>`, an end tag closes up to its open element and is ignored without
- *  one, and `/>` closes only SVG or MathML content. One forward pass (the position only moves
- *  on), and the stack never holds more than `limit + 1` elements, so hostile input costs no
- *  more than its length. */
-function nestsDeeperThan(html: string, limit: number): boolean {
-  const lower = html.toLowerCase();
-  const stack: Array<{ name: string; foreign: boolean }> = [];
-  const open = new Map<string, number>();
-  const push = (name: string, foreign: boolean) => {
-    stack.push({ name, foreign });
-    open.set(name, (open.get(name) ?? 0) + 1);
-  };
-  const pop = () => {
-    const { name } = stack.pop()!;
-    open.set(name, open.get(name)! - 1);
-    return name;
-  };
+interface Tag {
+  /** Lower case. */
+  name: string;
+  closing: boolean;
+  /** Written with `/>`. */
+  selfClosing: boolean;
+}
+
+/** Walks `html` in one forward pass as an HTML tokenizer reads it: comments are skipped, a `<`
+ *  that starts no tag is text, quoted attribute values may hold `<` and `>`, and a tag cut off
+ *  by the end ends the walk. `text(from, to)` gets what lies between tags. `visit` gets each
+ *  tag and may answer `'raw'` (the element just opened holds raw text: skip to its end tag) or
+ *  `'stop'`. The position only moves on, so hostile input costs no more than its length. */
+function scanTags(
+  html: string,
+  visit: (tag: Tag) => 'raw' | 'stop' | undefined,
+  text: (from: number, to: number) => void = () => {},
+): void {
+  let lower: string | undefined;
   let i = 0;
   while (i < html.length) {
     const lt = html.indexOf('<', i);
-    if (lt === -1) return false;
+    if (lt === -1) {
+      text(i, html.length);
+      return;
+    }
+    text(i, lt);
     if (html.startsWith('<!--', lt)) {
       const end = html.indexOf('-->', lt + 4);
-      if (end === -1) return false;
+      if (end === -1) return;
       i = end + 3;
       continue;
     }
     const name = tagAt(html, lt)?.toLowerCase();
     if (!name) {
+      text(lt, lt + 1);
       i = lt + 1;
       continue;
     }
     const gt = tagEnd(html, lt);
-    if (gt === -1) return false;
+    if (gt === -1) return;
     i = gt + 1;
-    if (html[lt + 1] === '/') {
-      if (open.get(name)) while (pop() !== name);
-      continue;
+    const next = visit({ name, closing: html[lt + 1] === '/', selfClosing: html[gt - 1] === '/' });
+    if (next === 'stop') return;
+    if (next === 'raw') {
+      lower ??= html.toLowerCase();
+      const end = lower.indexOf(`</${name}`, i);
+      if (end === -1) return;
+      i = end;
     }
-    if (VOID.test(name)) continue;
+  }
+}
+
+/** True when the element tree nests deeper than `limit`, built the way an HTML parser builds
+ *  it: raw-text content (script, style, title, ...) holds no tags, an end tag closes up to its
+ *  open element and is ignored without one, and `/>` closes only SVG or MathML content. The
+ *  stack never holds more than `limit + 1` elements. */
+function nestsDeeperThan(html: string, limit: number): boolean {
+  const stack: Array<{ name: string; foreign: boolean }> = [];
+  const open = new Map<string, number>();
+  const pop = () => {
+    const { name } = stack.pop()!;
+    open.set(name, open.get(name)! - 1);
+    return name;
+  };
+  let deeper = false;
+  scanTags(html, ({ name, closing, selfClosing }) => {
+    if (closing) {
+      if (open.get(name)) while (pop() !== name);
+      return;
+    }
+    if (VOID.test(name)) return;
     const inForeign = stack.at(-1)?.foreign ?? false;
     const foreign = name === 'svg' || name === 'math' || (inForeign && !HTML_IN_FOREIGN.has(name));
-    if (foreign && html[gt - 1] === '/') continue;
-    if (RAW_TEXT.has(name) && !inForeign) {
-      const end = lower.indexOf(`</${name}`, i);
-      if (end === -1) return false;
-      i = end;
-      continue;
-    }
+    if (foreign && selfClosing) return;
+    if (RAW_TEXT.has(name) && !inForeign) return 'raw';
     const top = stack.at(-1)?.name;
     if (top && (CLOSED_BY[name]?.includes(top) || (top === 'p' && ENDS_P.test(name)))) pop();
-    push(name, foreign);
-    if (stack.length > limit) return true;
-  }
-  return false;
+    stack.push({ name, foreign });
+    open.set(name, (open.get(name) ?? 0) + 1);
+    deeper = stack.length > limit;
+    return deeper ? 'stop' : undefined;
+  });
+  return deeper;
 }
 
 const ENTITIES: Record<string, string> = {
@@ -184,37 +211,16 @@ const SKIPPED = new Set(['script', 'style', 'head', 'title', 'template']);
  *  head skipped, comments too, common entities decoded, white space collapsed. A `<` that
  *  starts no tag is text. */
 function stripTags(html: string): string {
-  const lower = html.toLowerCase();
   const parts: string[] = [];
-  let i = 0;
-  while (i < html.length) {
-    const lt = html.indexOf('<', i);
-    if (lt === -1) {
-      parts.push(html.slice(i));
-      break;
-    }
-    parts.push(html.slice(i, lt));
-    if (html.startsWith('<!--', lt)) {
-      const end = html.indexOf('-->', lt + 4);
-      i = end === -1 ? html.length : end + 3;
-      continue;
-    }
-    const name = tagAt(html, lt)?.toLowerCase();
-    if (!name) {
-      parts.push('<');
-      i = lt + 1;
-      continue;
-    }
-    // A tag cut off by the end of the input (or of what is read of it) is dropped.
-    const gt = tagEnd(html, lt);
-    if (gt === -1) break;
-    i = gt + 1;
-    if (SKIPPED.has(name) && html[lt + 1] !== '/') {
-      const end = lower.indexOf(`</${name}`, i);
-      const close = end === -1 ? -1 : html.indexOf('>', end);
-      i = close === -1 ? html.length : close + 1;
-    } else if (BLOCK.test(name)) parts.push('\n');
-  }
+  scanTags(
+    html,
+    ({ name, closing }) => {
+      if (!closing && SKIPPED.has(name)) return 'raw';
+      if (BLOCK.test(name)) parts.push('\n');
+      return undefined;
+    },
+    (from, to) => parts.push(html.slice(from, to)),
+  );
   return decodeEntities(parts.join(''))
     .replace(/[^\S\n]+/g, ' ')
     .replace(/ ?\n[\n ]*/g, (m) => (m.split('\n').length > 2 ? '\n\n' : '\n'))

@@ -81,7 +81,8 @@ const str = (v: unknown, max = 100_000): string | null => (typeof v === 'string'
 function attachmentList(v: unknown): ProviderAttachment[] {
   if (!Array.isArray(v)) return [];
   const out: ProviderAttachment[] = [];
-  for (const a of v.slice(0, 500)) {
+  // Every entry: the consumer stores at most 500 per message and logs the rest.
+  for (const a of v) {
     if (typeof a !== 'object' || a === null) continue;
     const o = a as Record<string, unknown>;
     const id = str(o.id, MAX_ID);

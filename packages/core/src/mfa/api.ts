@@ -51,10 +51,8 @@ export function createMfaFlows(env: MfaEnv) {
     emailSetup: (principal: Principal, input?: Password) => enrol.emailSetup(env, principal, input?.password),
     emailConfirm: (principal: Principal, input: Out<typeof s.confirmBody>, meta: RequestMeta = {}) =>
       enrol.emailConfirm(env, principal, { ...input, ip: ipOf(meta) }),
-    async webauthnRegisterOptions(principal: Principal, input?: Password, meta: RequestMeta = {}) {
-      await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-      return enrol.webauthnRegisterOptions(env, principal, input?.password);
-    },
+    webauthnRegisterOptions: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
+      enrol.webauthnRegisterOptions(env, principal, { password: input?.password, ip: ipOf(meta) }),
     webauthnRegisterVerify: (
       principal: Principal,
       input: Out<typeof s.registerVerifyBody>,

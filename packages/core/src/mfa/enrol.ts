@@ -93,9 +93,14 @@ export async function emailConfirm(
   return factorAdded(env, user, 'email', hadMfa, principal.sid);
 }
 
-export async function webauthnRegisterOptions(env: MfaEnv, principal: Principal, password?: string) {
+export async function webauthnRegisterOptions(
+  env: MfaEnv,
+  principal: Principal,
+  input: { password?: string; ip: string },
+) {
+  await env.ctx.throttle.hit('webauthn:ip', input.ip);
   assertAllowed(env, 'webauthn');
-  return startPasskey(env, await fresh(env, principal, password));
+  return startPasskey(env, await fresh(env, principal, input.password));
 }
 
 export async function webauthnRegisterVerify(

@@ -92,7 +92,7 @@ export async function attempt(
   // Only a wrong code keeps the point: a request refused before any code was checked (a
   // method this login does not offer) and one that lost the login to a parallel attempt give
   // it back. Either way the answer tells nothing about the code.
-  const notCounted = async (e: GatehouseError) => {
+  const notCounted = async (e: unknown) => {
     await counted.release();
     return e;
   };
@@ -100,8 +100,7 @@ export async function attempt(
   try {
     found = await check(opened);
   } catch (e) {
-    await counted.release();
-    throw e;
+    throw await notCounted(e);
   }
   if (found === false) {
     const failures = await stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, clock.now());
