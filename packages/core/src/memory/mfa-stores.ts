@@ -64,6 +64,11 @@ export function memoryMfaStores(
     return p;
   };
 
+  const liveCode = (key: string, codeHash: string, now: Date) => {
+    const c = codes.get(key);
+    return !!c && c.expiresAt.getTime() > now.getTime() && sameHex(c.codeHash, codeHash);
+  };
+
   return {
     dropUser(userId) {
       dropOf(factors, userId);
@@ -168,11 +173,12 @@ export function memoryMfaStores(
         codes.set(code.key, copy(code));
       },
       async consume(key, codeHash, now) {
-        const c = codes.get(key);
-        if (!c || c.expiresAt.getTime() <= now.getTime()) return false;
-        if (!sameHex(c.codeHash, codeHash)) return false;
+        if (!liveCode(key, codeHash, now)) return false;
         codes.delete(key);
         return true;
+      },
+      async matches(key, codeHash, now) {
+        return liveCode(key, codeHash, now);
       },
       async has(key, now) {
         const c = codes.get(key);

@@ -3,6 +3,7 @@ import { GatehouseError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
 import { addSeconds, type MfaEnv } from './env.js';
+import type { FactorCheck } from './pending.js';
 
 /** Six digits from the CSPRNG, zero-padded. */
 export function newEmailCode(): string {
@@ -75,9 +76,19 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
   await sendEmailCode(env, user, loginCodeKey(pending.jti));
 }
 
-/** Uses the code of a pending login (single use, atomic). */
-export function consumeLoginCode(env: MfaEnv, jti: string, code: string): Promise<boolean> {
-  if (!/^\d{6}$/.test(code)) return Promise.resolve(false);
+/** Checks the code of a pending login without using it: the pending login is what is single
+ *  use (consumed atomically by the attempt), and the code dies with it. So parallel copies of
+ *  the right code race on the pending login (one session, the others `invalid_token`) instead
+ *  of counting as wrong tries that could kill it first. */
+export async function checkLoginCode(env: MfaEnv, jti: string, code: string): Promise<FactorCheck> {
+  if (!/^\d{6}$/.test(code)) return false;
   const key = loginCodeKey(jti);
-  return env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, code), env.ctx.clock.now());
+  const codes = env.ctx.stores.emailCodes;
+  if (!(await codes.matches(key, hashEmailCode(key, code), env.ctx.clock.now()))) return false;
+  return {
+    commit: async () => {
+      await codes.delete(key);
+      return true;
+    },
+  };
 }

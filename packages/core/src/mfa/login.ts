@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
-import { consumeLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
+import { checkLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
 import { notifyOwner } from './notify.js';
@@ -126,7 +126,7 @@ export async function verifyCode(
       assertOffered(p, input.methodType, input.methodField ?? 'methodType');
       return input.methodType === 'totp'
         ? checkTotp(env, p.user.id, code)
-        : consumeLoginCode(env, p.pending.jti, code);
+        : checkLoginCode(env, p.pending.jti, code);
     }
     if (!/^\d{6}$/.test(code)) {
       used = 'recovery';
@@ -139,11 +139,10 @@ export async function verifyCode(
         return totp;
       }
     }
-    if (offered.includes('email') && (await consumeLoginCode(env, p.pending.jti, code))) {
-      used = 'email';
-      return true;
-    }
-    return false;
+    if (!offered.includes('email')) return false;
+    const email = await checkLoginCode(env, p.pending.jti, code);
+    if (email !== false) used = 'email';
+    return email;
   });
   return completeLogin(env, opened, used, input.ip);
 }

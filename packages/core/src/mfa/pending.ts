@@ -59,11 +59,12 @@ export async function openPending(env: MfaEnv, token: string): Promise<OpenPendi
 }
 
 /** What a factor check found:
- *  - `true`: the right code, already used up (an email code, an assertion, an enrolment);
+ *  - `true`: the right code, already used up (an assertion, an enrolment);
  *  - `false`: a wrong code: it counts against the pending login;
- *  - `{ commit }`: the right code, to be used up (a TOTP step, a recovery code) only once this
- *    attempt holds the pending login. A parallel duplicate then loses on the pending login
- *    (401 `invalid_token`, not a wrong try), and a login another factor won burns nothing. */
+ *  - `{ commit }`: the right code, to be used up (a TOTP step, a recovery code, an emailed
+ *    code) only once this attempt holds the pending login. A parallel duplicate then loses on
+ *    the pending login (401 `invalid_token`, not a wrong try), and a login another factor won
+ *    burns nothing. */
 export type FactorCheck = boolean | { commit: () => Promise<boolean> };
 
 /** Runs one code check for a pending login. The attempt is counted per user and per address

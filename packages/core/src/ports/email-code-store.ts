@@ -17,6 +17,10 @@ export interface EmailCodeStore {
    *  `codeHash` (compared in constant time). Concurrent callers: exactly one gets `true`.
    *  A wrong hash leaves the code in place. */
   consume(key: string, codeHash: string, now: Date): Promise<boolean>;
+  /** True when the code under `key` is live at `now` and its hash equals `codeHash` (compared
+   *  in constant time); uses nothing up. For codes whose single use is guarded elsewhere (a
+   *  login code dies with its pending login, which is consumed atomically). */
+  matches(key: string, codeHash: string, now: Date): Promise<boolean>;
   /** True when a live code exists under `key`. */
   has(key: string, now: Date): Promise<boolean>;
   delete(key: string): Promise<void>;

@@ -33,6 +33,11 @@ export function postgresEmailCodeStore({ db, t, atomic }: StoreDeps): EmailCodeS
         await tx.query(`DELETE FROM ${T} WHERE key = $1`, [key]);
         return true;
       }),
+    async matches(key, codeHash, now) {
+      const r = await db.query(`SELECT code_hash FROM ${T} WHERE key = $1 AND expires_at > $2`, [key, now]);
+      const row = r.rows[0] as { code_hash: string } | undefined;
+      return !!row && sameText(row.code_hash, codeHash);
+    },
     async has(key, now) {
       const r = await db.query(`SELECT 1 FROM ${T} WHERE key = $1 AND expires_at > $2`, [key, now]);
       return r.rows.length > 0;

@@ -1137,6 +1137,31 @@ export function mfaScenarios(env: HttpEnv): void {
         );
       });
 
+      it('eight parallel copies of the right email code: one session, the others lose the token', async () => {
+        const a = await signupAndLogin(ctx);
+        await enrolEmail(ctx, a);
+        const seen = codeMails(ctx, a.email);
+        const p = await pendingLogin(ctx, a, true);
+        const code = await nextCode(ctx, a.email, seen);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
+          ),
+        );
+        const bodies = await Promise.all(
+          answers.map(async (r) => ({
+            status: r.status,
+            code: ((await r.json()) as { code?: string }).code,
+          })),
+        );
+        // The code is checked, not used, before the attempt wins the pending login: a copy that
+        // loses is not a wrong try, so five of them cannot kill the login before the winner.
+        expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
+        expect(bodies.filter((b) => b.status === 401).map((b) => b.code)).toEqual(
+          Array(7).fill('invalid_token'),
+        );
+      });
+
       it('the emailed code also completes the login at /auth/mfa/verify with methodType email', async () => {
         const a = await signupAndLogin(ctx);
         await enrolEmail(ctx, a);

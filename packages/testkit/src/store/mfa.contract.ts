@@ -222,6 +222,23 @@ export function mfaStoreContract(setup: StoreSetup): void {
         expect(await stores.emailCodes.has(key, clock.now())).toBe(false);
       });
 
+      it('matches checks the hash and liveness without using the code', async () => {
+        const { stores, clock } = await setup();
+        const key = `login:${id()}`;
+        await stores.emailCodes.put(code(key, clock.now(), 'b'.repeat(64)));
+        expect(await stores.emailCodes.matches(key, 'c'.repeat(64), clock.now())).toBe(false);
+        expect(await stores.emailCodes.matches(`login:${id()}`, 'b'.repeat(64), clock.now())).toBe(false);
+        const results = await Promise.all(
+          Array.from({ length: 4 }, () => stores.emailCodes.matches(key, 'b'.repeat(64), clock.now())),
+        );
+        expect(results).toEqual([true, true, true, true]);
+        expect(await stores.emailCodes.consume(key, 'b'.repeat(64), clock.now())).toBe(true);
+        expect(await stores.emailCodes.matches(key, 'b'.repeat(64), clock.now())).toBe(false);
+        await stores.emailCodes.put(code(key, clock.now(), 'd'.repeat(64)));
+        clock.advance(10 * MIN);
+        expect(await stores.emailCodes.matches(key, 'd'.repeat(64), clock.now())).toBe(false);
+      });
+
       it('put replaces the earlier code under the same key', async () => {
         const { stores, clock } = await setup();
         const key = `login:${id()}`;
