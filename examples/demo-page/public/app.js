@@ -31,11 +31,13 @@ async function showAccount() {
   const { user } = res.body;
   const rows = [
     ['Name', user.name],
-    ['Email', user.email],
+    ['Email', `${user.email} (${user.emailVerified ? 'confirmed' : 'not confirmed'})`],
     ['Roles', user.roles.join(', ')],
     ['MFA', user.mfa.enabled ? user.mfa.methods.join(', ') : 'off'],
   ];
   $('me').replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  const verify = $('verify-form');
+  if (verify) verify.hidden = user.emailVerified;
   show('signed-in');
   mountMfa($('mfa'), ctx, user);
   mountInbox($('inbox'), ctx, user);
@@ -99,6 +101,19 @@ onSubmit('reset-form', async (json, form) => {
   status('Password changed: log in with the new one.');
 });
 
+$('verify-send').addEventListener('click', async () => {
+  const res = await api('/auth/verify-email/send', { method: 'POST' });
+  status(res.ok ? 'A confirmation code is on its way.' : problemText(res), !res.ok);
+});
+
+onSubmit('verify-form', async (json, form) => {
+  const res = await api('/auth/verify-email', { json });
+  if (!res.ok) return status(problemText(res), true);
+  form.reset();
+  status('Email address confirmed.');
+  await showAccount();
+});
+
 $('logout').addEventListener('click', async () => {
   const refreshToken = session.refreshToken();
   if (refreshToken) await api('/auth/logout', { json: { refreshToken }, auth: false });
@@ -107,15 +122,18 @@ $('logout').addEventListener('click', async () => {
   status('Signed out.');
 });
 
-/** With sign-up switched off (SIGNUP=off) its route is missing from the OpenAPI document. */
-async function hideSignupWhenOff() {
+/** A route switched off (SIGNUP=off, say) is missing from the OpenAPI document: its form goes. */
+async function hideSwitchedOff() {
   const res = await api('/auth/openapi.json', { auth: false });
-  if (res.ok && !res.body?.paths?.['/auth/signup']) $('signup-form').remove();
+  if (!res.ok) return;
+  const paths = res.body?.paths ?? {};
+  if (!paths['/auth/signup']) $('signup-form').remove();
+  if (!paths['/auth/verify-email']) $('verify-form').remove();
 }
 
 // A reload keeps the session when this tab holds a refresh token.
 show('signed-out');
-await hideSignupWhenOff();
+await hideSwitchedOff();
 if (await refresh()) await showAccount();
 // Scripts and tests wait for this before they touch the page.
 document.body.dataset.ready = 'true';

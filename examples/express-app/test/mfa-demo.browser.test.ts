@@ -109,6 +109,27 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
     expect(errors).toEqual([]);
   });
 
+  it('confirms the email address with a mailed code from the account section', async () => {
+    const email = `demo-verify-${Date.now()}@example.test`;
+    const signup = page.locator('#signup-form');
+    await signup.locator('input[name=name]').fill('Verify Person');
+    await signup.locator('input[name=email]').fill(email);
+    await signup.locator('input[name=password]').fill(PASSWORD);
+    await signup.locator('button[type=submit]').click();
+    await poll(() => status().textContent()).toContain('Account created');
+    await logIn(email);
+    await poll(() => page.locator('#me').textContent()).toContain('(not confirmed)');
+    const form = page.locator('#verify-form');
+    await form.getByRole('button', { name: 'Mail me a confirmation code' }).click();
+    await poll(() => status().textContent()).toBe('A confirmation code is on its way.');
+    const sent = await mail.waitFor(email, (m) => m.subject === 'Confirm your email address');
+    await form.locator('input[name=code]').fill(/\b(\d{6})\b/.exec(sent.text)![1]!);
+    await form.getByRole('button', { name: 'Confirm email' }).click();
+    await poll(() => status().textContent()).toBe('Email address confirmed.');
+    await poll(() => page.locator('#me').textContent()).toContain('(confirmed)');
+    expect(await form.isHidden()).toBe(true);
+  });
+
   it('completes an MFA login with a recovery code typed into the challenge form', async () => {
     const email = `demo-rc-${Date.now()}@example.test`;
     const res = await page.evaluate(

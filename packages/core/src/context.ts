@@ -49,6 +49,7 @@ export type ThrottleBucket =
   | 'code:ip'
   | 'forgot:email'
   | 'resend'
+  | 'mail:user'
   | 'signup:ip'
   | 'webauthn:ip';
 

@@ -5,7 +5,8 @@ import type { User } from '../ports/user-store.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent } from './log.js';
 
-async function userOf(d: AuthDeps, principal: Principal): Promise<User> {
+/** The live user behind a principal; 401 `invalid_token` when gone or disabled. */
+export async function userOf(d: AuthDeps, principal: Principal): Promise<User> {
   const user = await d.ctx.stores.users.findById(principal.userId);
   if (!user || user.disabled) throw new GatehouseError('invalid_token');
   return user;

@@ -4,6 +4,7 @@ import type { Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
 import type { AuthDeps } from './deps.js';
+import { sendVerificationEmail, verifyEmail } from './email-verification.js';
 import type { RequestMeta } from './log.js';
 import { login } from './login.js';
 import { changePassword } from './password-change.js';
@@ -34,6 +35,12 @@ export function createAuthFlows(
     forgotReset: (input: Out<typeof s.forgotResetBody>, meta: RequestMeta = {}) =>
       forgotReset(d, input, meta),
     me: (principal: Principal) => me(d, principal),
+    /** Mails a code that proves the user's address (409 `nothing_to_resend` once proven). */
+    sendVerificationEmail: (principal: Principal, meta: RequestMeta = {}) =>
+      sendVerificationEmail(d, principal, meta),
+    /** Marks the address proven with the mailed code; answers like `me`. */
+    verifyEmail: (principal: Principal, input: Out<typeof s.verifyEmailBody>, meta: RequestMeta = {}) =>
+      verifyEmail(d, principal, input, meta),
     roles: (principal: Principal) => roles(d, principal),
     changePassword: (principal: Principal, input: Out<typeof s.changePasswordBody>, meta: RequestMeta = {}) =>
       changePassword(d, principal, input, meta),
@@ -81,6 +88,7 @@ export function createAuthApi(flows: AuthFlows) {
     forgot: validated(s.forgotBody, flows.forgot),
     forgotReset: validated(s.forgotResetBody, flows.forgotReset),
     changePassword: validatedFor(s.changePasswordBody, flows.changePassword),
+    verifyEmail: validatedFor(s.verifyEmailBody, flows.verifyEmail),
     revokeSession: async (
       principal: Principal,
       sid: string,

@@ -56,7 +56,11 @@ export function createAuthArea(ctx: GatehouseContext) {
   }
 
   const flows = createAuthFlows(d, sessions, authenticate);
-  const routes = authRoutes(flows, { signup: config.signup, jwks: () => ctx.keyring.jwks() });
+  const routes = authRoutes(flows, {
+    signup: config.signup,
+    emailVerification: config.emailVerification,
+    jwks: () => ctx.keyring.jwks(),
+  });
   return {
     api: createAuthApi(flows),
     routes,

@@ -16,6 +16,20 @@ export function resetCodeMail(to: string, code: string, ttlMinutes: number): Mai
   };
 }
 
+/** The verification mail: the code only (entered where the user is signed in). */
+export function verificationCodeMail(to: string, code: string, ttlMinutes: number): Mail {
+  return {
+    to,
+    subject: 'Confirm your email address',
+    text: [
+      `Your confirmation code is ${code}`,
+      '',
+      `It expires in ${ttlMinutes} minutes and works once.`,
+      'If you did not create an account with this address, ignore this mail.',
+    ].join('\n'),
+  };
+}
+
 export function passwordChangedMail(to: string, at: Date, how: 'reset' | 'change', othersEnded = true): Mail {
   return {
     to,

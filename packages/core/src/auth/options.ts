@@ -44,6 +44,7 @@ export interface AuthConfig {
   hashing: Required<PasswordHashingOptions>;
   throttle: Record<ThrottleBucket, ThrottleLimit>;
   signup: boolean;
+  emailVerification: boolean;
   /** Access verification and password context words. */
   issuer: string;
   audience: string;
@@ -59,6 +60,7 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'code:ip': { points: 100, durationSeconds: 15 * MIN },
   'forgot:email': { points: 3, durationSeconds: 15 * MIN },
   resend: { points: 1, durationSeconds: 30 },
+  'mail:user': { points: 10, durationSeconds: 60 * MIN },
   'signup:ip': { points: 100, durationSeconds: 60 * MIN },
   'webauthn:ip': { points: 100, durationSeconds: 15 * MIN },
 };
@@ -105,6 +107,7 @@ export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {
     },
     throttle,
     signup: o.routes?.signup !== false,
+    emailVerification: o.routes?.emailVerification !== false,
     issuer: o.issuer,
     audience: o.audience,
   };

@@ -20,7 +20,7 @@ const ok = (description: string, schema?: z.ZodType) => ({ description, schema }
  *  library function with the request's metadata: one flow, two entrances. */
 export function authRoutes(
   api: AuthFlows,
-  opts: { signup: boolean; jwks: () => Promise<unknown> },
+  opts: { signup: boolean; emailVerification: boolean; jwks: () => Promise<unknown> },
 ): RouteDef[] {
   const routes: RouteDef[] = [
     {
@@ -160,6 +160,34 @@ export function authRoutes(
       handler: async () => ({ status: 200, body: await opts.jwks() }),
     },
   ];
+  if (opts.emailVerification)
+    routes.push(
+      {
+        method: 'POST',
+        path: '/verify-email/send',
+        area: 'auth',
+        auth: 'bearer',
+        summary: 'Mail a code that confirms your email address',
+        responses: { 202: ok('Mailed (409 `nothing_to_resend` once confirmed)', s.acceptedAnswer) },
+        handler: async (rc) => ({
+          status: 202,
+          body: await api.sendVerificationEmail(rc.principal, metaOf(rc)),
+        }),
+      },
+      {
+        method: 'POST',
+        path: '/verify-email',
+        area: 'auth',
+        auth: 'bearer',
+        body: s.verifyEmailBody,
+        summary: 'Confirm your email address with the mailed code',
+        responses: { 200: ok('The user, `emailVerified: true`', s.meAnswer) },
+        handler: async (rc) => ({
+          status: 200,
+          body: await api.verifyEmail(rc.principal, rc.body, metaOf(rc)),
+        }),
+      },
+    );
   if (opts.signup)
     routes.splice(4, 0, {
       method: 'POST',

@@ -30,6 +30,7 @@ export const changePasswordBody = z.strictObject({
   /** Default false: every other session ends. */
   keepOtherSessions: z.boolean().optional(),
 });
+export const verifyEmailBody = z.strictObject({ code: codeField });
 /** Body of session revocations: optional, `password` stands in for a recent login. */
 export const reauthBody = z.strictObject({ password: passwordField.optional() }).optional();
 

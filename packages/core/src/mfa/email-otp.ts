@@ -1,20 +1,9 @@
-import { createHash, randomInt } from 'node:crypto';
 import { GatehouseError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
+import { hashEmailCode, isEmailCode, newEmailCode } from '../tokens/email-code.js';
 import { addSeconds, type MfaEnv } from './env.js';
 import type { FactorCheck } from './pending.js';
-
-/** Six digits from the CSPRNG, zero-padded. */
-export function newEmailCode(): string {
-  return String(randomInt(0, 1_000_000)).padStart(6, '0');
-}
-
-/** Codes are stored as SHA-256 over the key they are bound to and the code, so a stored
- *  hash is only good for its own pending login (or enrolment). */
-export function hashEmailCode(key: string, code: string): string {
-  return createHash('sha256').update(`${key}\n${code}`).digest('hex');
-}
 
 export const loginCodeKey = (jti: string) => `login:${jti}`;
 export const enrolCodeKey = (userId: string) => `enrol:${userId}`;
@@ -81,7 +70,7 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
  *  the right code race on the pending login (one session, the others `invalid_token`) instead
  *  of counting as wrong tries that could kill it first. */
 export async function checkLoginCode(env: MfaEnv, jti: string, code: string): Promise<FactorCheck> {
-  if (!/^\d{6}$/.test(code)) return false;
+  if (!isEmailCode(code)) return false;
   const key = loginCodeKey(jti);
   const codes = env.ctx.stores.emailCodes;
   if (!(await codes.matches(key, hashEmailCode(key, code), env.ctx.clock.now()))) return false;

@@ -3,7 +3,8 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { MfaMethod } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
-import { enrolCodeKey, hashEmailCode, sendEmailCode } from './email-otp.js';
+import { hashEmailCode, isEmailCode } from '../tokens/email-code.js';
+import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';
 import { regenerateRecoveryCodes } from './recovery.js';
@@ -43,6 +44,8 @@ export async function confirmTotp(env: MfaEnv, user: User, code: string): Promis
 
 export async function startEmail(env: MfaEnv, user: User): Promise<void> {
   await env.ctx.throttle.hit('resend', `email-setup:${user.id}`);
+  // Setup mails an address no one has proven yet: a few per hour, not one per 30 s all day.
+  await env.ctx.throttle.hit('mail:user', user.id);
   await sendEmailCode(env, user, enrolCodeKey(user.id), 'enrol');
 }
 
@@ -51,7 +54,7 @@ export async function confirmEmail(env: MfaEnv, user: User, code: string): Promi
   const key = enrolCodeKey(user.id);
   const now = env.ctx.clock.now();
   const c = code.trim();
-  if (!/^\d{6}$/.test(c) || !(await env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, c), now)))
+  if (!isEmailCode(c) || !(await env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, c), now)))
     return false;
   await env.ctx.stores.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: now });
   // The mailed code came back: the address is proven.

@@ -364,6 +364,103 @@ export function authScenarios(env: HttpEnv): void {
       });
     });
 
+    describe('email verification', () => {
+      const CONFIRM = 'Confirm your email address';
+      const verifyMails = (a: Account) => ctx.mail.to(a.email).filter((m) => m.subject === CONFIRM);
+      async function verifyCode(a: Account, seen: number): Promise<string> {
+        await ctx.mail.waitFor(a.email, () => verifyMails(a).length > seen);
+        const code = /\b(\d{6})\b/.exec(verifyMails(a)[seen]!.text)?.[1];
+        expect(code).toMatch(/^\d{6}$/);
+        return code!;
+      }
+      const send = (access: string) =>
+        ctx.request('/auth/verify-email/send', { method: 'POST', bearer: access });
+      const verify = (access: string, code: string) =>
+        ctx.request('/auth/verify-email', { json: { code }, bearer: access });
+
+      it('mails a code; a wrong one is 401 invalid_code, the right one sets emailVerified and works once', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const before = await json<{ user: { emailVerified: boolean } }>(await me(ctx, s.accessToken), 200);
+        expect(before.user.emailVerified).toBe(false);
+        expect(await json(await send(s.accessToken), 202)).toEqual({ accepted: true });
+        const code = await verifyCode(a, 0);
+        const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+        await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
+        await expectProblem(await verify(s.accessToken, 'abc'), 401, 'invalid_code');
+        const done = await json<{ user: { id: string; emailVerified: boolean } }>(
+          await verify(s.accessToken, code),
+          200,
+        );
+        expect(done.user).toMatchObject({ id: a.id, email: a.email, emailVerified: true });
+        expect((await json<typeof done>(await me(ctx, s.accessToken), 200)).user.emailVerified).toBe(true);
+        // Proven: a repeat answers the user again, a new send has nothing to do.
+        await json(await verify(s.accessToken, code), 200);
+        await expectProblem(await send(s.accessToken), 409, 'nothing_to_resend');
+      });
+
+      it('needs a Bearer token; a code is bound to its user; a new send replaces the last code', async () => {
+        await expectProblem(
+          await ctx.request('/auth/verify-email/send', { method: 'POST' }),
+          401,
+          'invalid_token',
+        );
+        await expectProblem(
+          await ctx.request('/auth/verify-email', { json: { code: '123456' } }),
+          401,
+          'invalid_token',
+        );
+        const a = await signup(ctx);
+        const b = await signup(ctx);
+        const sa = await login(ctx, a);
+        const sb = await login(ctx, b);
+        await json(await send(sa.accessToken), 202);
+        const first = await verifyCode(a, 0);
+        await expectProblem(await verify(sb.accessToken, first), 401, 'invalid_code');
+        ctx.clock.advance(31_000);
+        await json(await send(sa.accessToken), 202);
+        const second = await verifyCode(a, 1);
+        if (second !== first) await expectProblem(await verify(sa.accessToken, first), 401, 'invalid_code');
+        await json(await verify(sa.accessToken, second), 200);
+      });
+
+      it('one send per 30 s and 10 per hour per user (429 with Retry-After); a code dies after 10 minutes', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await send(s.accessToken), 202);
+        const code = await verifyCode(a, 0);
+        const soon = await send(s.accessToken);
+        await expectProblem(soon, 429, 'rate_limited');
+        expect(Number(soon.headers.get('retry-after'))).toBeGreaterThan(0);
+        ctx.clock.advance(10 * MIN);
+        await expectProblem(await verify(s.accessToken, code), 401, 'invalid_code');
+        // The access token lives 15 minutes: log in again as time moves on.
+        let access = s.accessToken;
+        for (let i = 1; i < 10; i++) {
+          ctx.clock.advance(31_000);
+          if (i % 5 === 0) access = (await login(ctx, a)).accessToken;
+          await json(await send(access), 202);
+        }
+        ctx.clock.advance(31_000);
+        const capped = await send(access);
+        await expectProblem(capped, 429, 'rate_limited');
+        expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(60);
+        await ctx.mail.waitFor(a.email, () => verifyMails(a).length === 10);
+        expect(verifyMails(a)).toHaveLength(10);
+      });
+
+      it('wrong codes count with the MFA codes: 10 per user, then 429', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await send(s.accessToken), 202);
+        const code = await verifyCode(a, 0);
+        const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+        for (let i = 0; i < 10; i++)
+          await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
+        await expectProblem(await verify(s.accessToken, code), 429, 'rate_limited');
+      });
+    });
+
     describe('password change and sessions (housekeeping)', () => {
       it('POST /auth/password changes the password, ends the other sessions and mails the owner', async () => {
         const a = await signup(ctx);
@@ -616,6 +713,22 @@ export function authScenarios(env: HttpEnv): void {
           'not_found',
         );
         expect(ctx.gh.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it('answers 404 to the email verification routes when the host switched them off', async () => {
+      const ctx = await env.setup({ routes: { emailVerification: false } });
+      try {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        for (const path of ['/auth/verify-email/send', '/auth/verify-email'])
+          await expectProblem(
+            await ctx.request(path, { json: { code: '123456' }, bearer: s.accessToken }),
+            404,
+            'not_found',
+          );
       } finally {
         await ctx.close();
       }

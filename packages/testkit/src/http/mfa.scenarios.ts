@@ -1116,6 +1116,18 @@ export function mfaScenarios(env: HttpEnv): void {
         await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
       });
 
+      it('email setup mails at most 10 codes per hour per user (the address is not proven yet)', async () => {
+        const a = await signupAndLogin(ctx);
+        const setup = () => ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access });
+        for (let i = 0; i < 10; i++) {
+          await json(await setup(), 202);
+          ctx.clock.advance(STEP + 1000);
+        }
+        const capped = await setup();
+        await expectProblem(capped, 429, 'rate_limited');
+        expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(60);
+      });
+
       it('when email is the only method the code is mailed at login and completes it at /auth/login/email-code', async () => {
         const a = await signupAndLogin(ctx);
         await enrolEmail(ctx, a);

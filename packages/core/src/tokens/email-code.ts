@@ -1,0 +1,15 @@
+import { createHash, randomInt } from 'node:crypto';
+
+/** Six digits from the CSPRNG, zero-padded. */
+export function newEmailCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, '0');
+}
+
+/** True for the shape of a mailed code (six ASCII digits). */
+export const isEmailCode = (code: string): boolean => /^\d{6}$/.test(code);
+
+/** Codes are stored as SHA-256 over the key they are bound to and the code, so a stored hash
+ *  is only good for its own purpose (a pending login, an enrolment, a verification). */
+export function hashEmailCode(key: string, code: string): string {
+  return createHash('sha256').update(`${key}\n${code}`).digest('hex');
+}
