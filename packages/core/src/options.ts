@@ -23,7 +23,7 @@ export interface GatehouseOptions {
   /** Mount points. */
   basePath?: { auth?: string; inbox?: string; webhook?: string };
   /** Route-level switches (configuration, not code): a switched-off route answers 404. */
-  routes?: { signup?: boolean; emailVerification?: boolean };
+  routes?: { signup?: boolean; emailVerification?: boolean; emailChange?: boolean };
   /** Max body bytes: auth/inbox routes 100 KiB, webhook routes 10 MiB. */
   bodyLimits?: { auth?: number; webhook?: number };
   /** Addresses of reverse proxies whose `x-forwarded-for` is believed. Default: none. */

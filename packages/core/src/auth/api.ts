@@ -4,6 +4,7 @@ import type { Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
 import type { AuthDeps } from './deps.js';
+import { confirmEmailChange, requestEmailChange } from './email-change.js';
 import { sendVerificationEmail, verifyEmail } from './email-verification.js';
 import type { RequestMeta } from './log.js';
 import { login } from './login.js';
@@ -41,6 +42,18 @@ export function createAuthFlows(
     /** Marks the address proven with the mailed code; answers like `me`. */
     verifyEmail: (principal: Principal, input: Out<typeof s.verifyEmailBody>, meta: RequestMeta = {}) =>
       verifyEmail(d, principal, input, meta),
+    /** Mails a code to `newEmail` (the password is required). */
+    requestEmailChange: (
+      principal: Principal,
+      input: Out<typeof s.changeEmailBody>,
+      meta: RequestMeta = {},
+    ) => requestEmailChange(d, principal, input, meta),
+    /** Switches the account to `newEmail` with the code mailed there; answers like `me`. */
+    confirmEmailChange: (
+      principal: Principal,
+      input: Out<typeof s.confirmEmailChangeBody>,
+      meta: RequestMeta = {},
+    ) => confirmEmailChange(d, principal, input, meta),
     roles: (principal: Principal) => roles(d, principal),
     changePassword: (principal: Principal, input: Out<typeof s.changePasswordBody>, meta: RequestMeta = {}) =>
       changePassword(d, principal, input, meta),
@@ -89,6 +102,8 @@ export function createAuthApi(flows: AuthFlows) {
     forgotReset: validated(s.forgotResetBody, flows.forgotReset),
     changePassword: validatedFor(s.changePasswordBody, flows.changePassword),
     verifyEmail: validatedFor(s.verifyEmailBody, flows.verifyEmail),
+    requestEmailChange: validatedFor(s.changeEmailBody, flows.requestEmailChange),
+    confirmEmailChange: validatedFor(s.confirmEmailChangeBody, flows.confirmEmailChange),
     revokeSession: async (
       principal: Principal,
       sid: string,

@@ -59,6 +59,7 @@ export function createAuthArea(ctx: GatehouseContext) {
   const routes = authRoutes(flows, {
     signup: config.signup,
     emailVerification: config.emailVerification,
+    emailChange: config.emailChange,
     jwks: () => ctx.keyring.jwks(),
   });
   return {

@@ -30,6 +30,33 @@ export function verificationCodeMail(to: string, code: string, ttlMinutes: numbe
   };
 }
 
+/** To the new address of an email change: the code only. */
+export function emailChangeCodeMail(to: string, code: string, ttlMinutes: number): Mail {
+  return {
+    to,
+    subject: 'Confirm your new email address',
+    text: [
+      `Your confirmation code is ${code}`,
+      '',
+      `Entering it makes this the sign-in address of your account. It expires in ${ttlMinutes} minutes and works once.`,
+      'If you did not ask for this, ignore this mail.',
+    ].join('\n'),
+  };
+}
+
+/** To the old address once a change is done; the new address is not named (it is private). */
+export function emailChangedMail(to: string, at: Date): Mail {
+  return {
+    to,
+    subject: 'Your email address was changed',
+    text: [
+      `The sign-in address of your account was changed at ${at.toISOString()}; mail for it now goes to the new address.`,
+      '',
+      'If this was not you, someone who knows your password did it: contact the service now.',
+    ].join('\n'),
+  };
+}
+
 export function passwordChangedMail(to: string, at: Date, how: 'reset' | 'change', othersEnded = true): Mail {
   return {
     to,

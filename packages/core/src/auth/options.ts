@@ -45,6 +45,7 @@ export interface AuthConfig {
   throttle: Record<ThrottleBucket, ThrottleLimit>;
   signup: boolean;
   emailVerification: boolean;
+  emailChange: boolean;
   /** Access verification and password context words. */
   issuer: string;
   audience: string;
@@ -108,6 +109,7 @@ export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {
     throttle,
     signup: o.routes?.signup !== false,
     emailVerification: o.routes?.emailVerification !== false,
+    emailChange: o.routes?.emailChange !== false,
     issuer: o.issuer,
     audience: o.audience,
   };

@@ -20,7 +20,7 @@ const ok = (description: string, schema?: z.ZodType) => ({ description, schema }
  *  library function with the request's metadata: one flow, two entrances. */
 export function authRoutes(
   api: AuthFlows,
-  opts: { signup: boolean; emailVerification: boolean; jwks: () => Promise<unknown> },
+  opts: { signup: boolean; emailVerification: boolean; emailChange: boolean; jwks: () => Promise<unknown> },
 ): RouteDef[] {
   const routes: RouteDef[] = [
     {
@@ -185,6 +185,35 @@ export function authRoutes(
         handler: async (rc) => ({
           status: 200,
           body: await api.verifyEmail(rc.principal, rc.body, metaOf(rc)),
+        }),
+      },
+    );
+  if (opts.emailChange)
+    routes.push(
+      {
+        method: 'POST',
+        path: '/email',
+        area: 'auth',
+        auth: 'bearer',
+        body: s.changeEmailBody,
+        summary: 'Change your email address: mails a code to the new one (password required)',
+        responses: { 202: ok('Mailed to the new address', s.acceptedAnswer) },
+        handler: async (rc) => ({
+          status: 202,
+          body: await api.requestEmailChange(rc.principal, rc.body, metaOf(rc)),
+        }),
+      },
+      {
+        method: 'POST',
+        path: '/email/confirm',
+        area: 'auth',
+        auth: 'bearer',
+        body: s.confirmEmailChangeBody,
+        summary: 'Switch to the new email address with the code mailed there',
+        responses: { 200: ok('The user with the new, confirmed address', s.meAnswer) },
+        handler: async (rc) => ({
+          status: 200,
+          body: await api.confirmEmailChange(rc.principal, rc.body, metaOf(rc)),
         }),
       },
     );

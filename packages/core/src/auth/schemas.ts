@@ -31,6 +31,9 @@ export const changePasswordBody = z.strictObject({
   keepOtherSessions: z.boolean().optional(),
 });
 export const verifyEmailBody = z.strictObject({ code: codeField });
+/** `password` is checked by the flow: a missing one is 403 `reauth_required`, not a field error. */
+export const changeEmailBody = z.strictObject({ newEmail: emailField, password: passwordField.optional() });
+export const confirmEmailChangeBody = z.strictObject({ newEmail: emailField, code: codeField });
 /** Body of session revocations: optional, `password` stands in for a recent login. */
 export const reauthBody = z.strictObject({ password: passwordField.optional() }).optional();
 

@@ -37,5 +37,10 @@ export function memoryResetCodeStore(clock: Clock): ResetCodeStore {
       remove(c);
       return structuredClone(c);
     },
+    async voidForUser(userId) {
+      const hash = hashByUser.get(userId);
+      const c = hash === undefined ? undefined : byHash.get(hash);
+      if (c) remove(c);
+    },
   };
 }

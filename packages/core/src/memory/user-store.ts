@@ -55,6 +55,17 @@ export function memoryUserStore(onDelete: (id: string) => void = () => {}): User
         u.roles = [...roles];
       });
     },
+    async changeEmail(id, email) {
+      const u = byId.get(id);
+      if (!u) return 'absent';
+      const owner = idByEmail.get(email);
+      if (owner !== undefined && owner !== id) return 'taken';
+      idByEmail.delete(u.email);
+      idByEmail.set(email, id);
+      u.email = email;
+      u.emailVerified = true;
+      return 'changed';
+    },
     async markEmailVerified(id) {
       return update(id, (u) => {
         u.emailVerified = true;

@@ -17,4 +17,6 @@ export interface ResetCodeStore {
   /** Atomically deletes and returns the live code: concurrent callers with one hash, exactly
    *  one gets it, the others `null`. Unknown, used, voided or expired: `null`. */
   consume(hash: string, now: Date): Promise<ResetCode | null>;
+  /** Voids the user's live code, if any (the address it was mailed to is no longer theirs). */
+  voidForUser(userId: string): Promise<void>;
 }

@@ -33,6 +33,10 @@ export interface UserStore {
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   /** Replaces the user's roles. Returns false when the user is absent. */
   setRoles(id: string, roles: string[]): Promise<boolean>;
+  /** Replaces the email (canonical) and marks it proven, atomically with the uniqueness check:
+   *  `taken` when another user has it (nothing written; of concurrent changes to one address
+   *  exactly one wins), `absent` when the user is gone. */
+  changeEmail(id: string, email: string): Promise<'changed' | 'taken' | 'absent'>;
   /** Marks the email address as proven (a mailed code came back). False when absent. */
   markEmailVerified(id: string): Promise<boolean>;
   /** Deletes the user and, atomically with it, the MFA data stored under its id: factors, a

@@ -39,5 +39,8 @@ export function postgresResetCodeStore({ db, t }: StoreDeps): ResetCodeStore {
       ]);
       return r.rows[0] ? toCode(r.rows[0]) : null;
     },
+    async voidForUser(userId) {
+      await db.query(`DELETE FROM ${T} WHERE user_id = $1`, [userId]);
+    },
   };
 }

@@ -1,6 +1,7 @@
 import type { User, UserStore } from '@gatehouse/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
+import { isUniqueViolation } from '../sql.js';
 
 interface UserRow {
   id: string;
@@ -81,6 +82,18 @@ export function postgresUserStore({ db, t }: StoreDeps): UserStore {
       ),
     setDisabled: (id, disabled) => changed(`UPDATE ${T} SET disabled = $2 WHERE id = $1`, [id, disabled]),
     setRoles: (id, roles) => changed(`UPDATE ${T} SET roles = $2 WHERE id = $1`, [id, roles]),
+    async changeEmail(id, email) {
+      try {
+        const done = await changed(`UPDATE ${T} SET email = $2, email_verified = true WHERE id = $1`, [
+          id,
+          email,
+        ]);
+        return done ? 'changed' : 'absent';
+      } catch (e) {
+        if (isUniqueViolation(e)) return 'taken';
+        throw e;
+      }
+    },
     markEmailVerified: (id) => changed(`UPDATE ${T} SET email_verified = true WHERE id = $1`, [id]),
     delete: (id) => changed(deleteUser, [id]),
   };

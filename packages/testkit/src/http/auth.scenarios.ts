@@ -461,6 +461,117 @@ export function authScenarios(env: HttpEnv): void {
       });
     });
 
+    describe('email change', () => {
+      const NEW_SUBJECT = 'Confirm your new email address';
+      async function changeCode(to: string, seen = 0): Promise<string> {
+        const mails = () => ctx.mail.to(to).filter((m) => m.subject === NEW_SUBJECT);
+        await ctx.mail.waitFor(to, () => mails().length > seen);
+        return /\b(\d{6})\b/.exec(mails()[seen]!.text)![1]!;
+      }
+      const request = (access: string, body: Record<string, unknown>) =>
+        ctx.request('/auth/email', { json: body, bearer: access });
+      const confirm = (access: string, newEmail: string, code: string) =>
+        ctx.request('/auth/email/confirm', { json: { newEmail, code }, bearer: access });
+
+      it('mails a code to the new address; the code switches login, lookup and reset to it and tells the old one', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        // A reset code mailed to the old address dies with the change.
+        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        const oldReset = await resetCode(ctx, a.email);
+        const next = newEmail('Moved');
+        const canonical = next.toLowerCase();
+        expect(
+          await json(await request(s.accessToken, { newEmail: next, password: a.password }), 202),
+        ).toEqual({
+          accepted: true,
+        });
+        const code = await changeCode(canonical);
+        const done = await json<{ user: { id: string; email: string; emailVerified: boolean } }>(
+          await confirm(s.accessToken, next, code),
+          200,
+        );
+        expect(done.user).toMatchObject({ id: a.id, email: canonical, emailVerified: true });
+        await ctx.mail.waitFor(a.email, (m) => m.subject === 'Your email address was changed');
+        expect(ctx.mail.to(a.email).at(-1)!.text).not.toContain(canonical);
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: a.email, password: a.password } }),
+          401,
+          'invalid_credentials',
+        );
+        await login(ctx, { email: canonical, password: a.password });
+        await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code: oldReset, password: NEW_PASSWORD } }),
+          401,
+          'invalid_code',
+        );
+        // Single use; and the old address is free for a new account.
+        await expectProblem(await confirm(s.accessToken, next, code), 401, 'invalid_code');
+        await signup(ctx, a.email);
+      });
+
+      it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses', async () => {
+        const a = await signup(ctx);
+        const b = await signup(ctx);
+        const s = await login(ctx, a);
+        const next = newEmail('next');
+        await expectProblem(await request(s.accessToken, { newEmail: next }), 403, 'reauth_required');
+        await expectProblem(
+          await request(s.accessToken, { newEmail: next, password: 'Wrong-Password-000' }),
+          403,
+          'reauth_required',
+        );
+        await expectProblem(
+          await request(s.accessToken, { newEmail: b.email, password: a.password }),
+          409,
+          'email_taken',
+        );
+        const same = await expectProblem(
+          await request(s.accessToken, { newEmail: a.email.toUpperCase(), password: a.password }),
+          400,
+          'validation_failed',
+        );
+        expect(same.errors?.[0]?.path).toBe('newEmail');
+        await expectProblem(
+          await request(s.accessToken, { newEmail: 'nope', password: a.password }),
+          400,
+          'validation_failed',
+        );
+        await expectProblem(
+          await ctx.request('/auth/email', { json: { newEmail: next, password: a.password } }),
+          401,
+          'invalid_token',
+        );
+        expect(ctx.mail.to(next)).toEqual([]);
+      });
+
+      it('the code proves only the address it was mailed to; a newer request replaces it', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const first = newEmail('first');
+        const second = newEmail('second');
+        await json(await request(s.accessToken, { newEmail: first, password: a.password }), 202);
+        const code1 = await changeCode(first);
+        await expectProblem(await confirm(s.accessToken, second, code1), 401, 'invalid_code');
+        ctx.clock.advance(31_000);
+        await json(await request(s.accessToken, { newEmail: second, password: a.password }), 202);
+        const code2 = await changeCode(second);
+        await expectProblem(await confirm(s.accessToken, first, code1), 401, 'invalid_code');
+        await json(await confirm(s.accessToken, second, code2), 200);
+      });
+
+      it('answers 409 email_taken when the address was registered between request and confirm', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        const next = newEmail('raced');
+        await json(await request(s.accessToken, { newEmail: next, password: a.password }), 202);
+        const code = await changeCode(next);
+        await signup(ctx, next);
+        await expectProblem(await confirm(s.accessToken, next, code), 409, 'email_taken');
+        await login(ctx, a);
+      });
+    });
+
     describe('password change and sessions (housekeeping)', () => {
       it('POST /auth/password changes the password, ends the other sessions and mails the owner', async () => {
         const a = await signup(ctx);
@@ -718,12 +829,17 @@ export function authScenarios(env: HttpEnv): void {
       }
     });
 
-    it('answers 404 to the email verification routes when the host switched them off', async () => {
-      const ctx = await env.setup({ routes: { emailVerification: false } });
+    it('answers 404 to the email verification and change routes when the host switched them off', async () => {
+      const ctx = await env.setup({ routes: { emailVerification: false, emailChange: false } });
       try {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        for (const path of ['/auth/verify-email/send', '/auth/verify-email'])
+        for (const path of [
+          '/auth/verify-email/send',
+          '/auth/verify-email',
+          '/auth/email',
+          '/auth/email/confirm',
+        ])
           await expectProblem(
             await ctx.request(path, { json: { code: '123456' }, bearer: s.accessToken }),
             404,

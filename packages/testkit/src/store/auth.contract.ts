@@ -130,6 +130,40 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.users.markEmailVerified(id())).toBe(false);
       });
 
+      it('changeEmail moves the lookup to the new address, marks it proven and refuses a taken one', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        const other = newUser(clock.now());
+        await stores.users.create(u);
+        await stores.users.create(other);
+        const next = `moved-${id()}@example.test`;
+        expect(await stores.users.changeEmail(u.id, other.email)).toBe('taken');
+        expect((await stores.users.findById(u.id))?.email).toBe(u.email);
+        expect(await stores.users.changeEmail(u.id, next)).toBe('changed');
+        expect(await stores.users.findByEmail(next)).toMatchObject({
+          id: u.id,
+          email: next,
+          emailVerified: true,
+        });
+        expect(await stores.users.findByEmail(u.email)).toBeNull();
+        // The old address is free again; the same address again is no conflict.
+        expect(await stores.users.create(newUser(clock.now(), { email: u.email }))).not.toBeNull();
+        expect(await stores.users.changeEmail(u.id, next)).toBe('changed');
+        expect(await stores.users.changeEmail(id(), `x-${id()}@example.test`)).toBe('absent');
+      });
+
+      it('changeEmail lets exactly one of many users moving to one address win', async () => {
+        const { stores, clock } = await setup();
+        const users = Array.from({ length: 6 }, () => newUser(clock.now()));
+        for (const u of users) await stores.users.create(u);
+        const email = `contested-${id()}@example.test`;
+        const results = await Promise.all(users.map((u) => stores.users.changeEmail(u.id, email)));
+        expect(results.filter((r) => r === 'changed')).toHaveLength(1);
+        expect(results.filter((r) => r === 'taken')).toHaveLength(5);
+        const winner = users[results.indexOf('changed')]!;
+        expect((await stores.users.findByEmail(email))?.id).toBe(winner.id);
+      });
+
       it('delete removes the user and frees the email', async () => {
         const { stores, clock } = await setup();
         const u = newUser(clock.now());
@@ -485,6 +519,19 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.resetCodes.consume(older.hash, clock.now())).toBeNull();
         expect(await stores.resetCodes.consume(newer.hash, clock.now())).not.toBeNull();
         expect(await stores.resetCodes.consume(otherUsers.hash, clock.now())).not.toBeNull();
+      });
+
+      it("voidForUser kills that user's code only", async () => {
+        const { stores, clock } = await setup();
+        const mine = code(id(), clock.now());
+        const theirs = code(id(), clock.now());
+        await stores.resetCodes.create(mine);
+        await stores.resetCodes.create(theirs);
+        await stores.resetCodes.voidForUser(mine.userId);
+        await stores.resetCodes.voidForUser(id());
+        expect(await stores.resetCodes.find(mine.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.consume(mine.hash, clock.now())).toBeNull();
+        expect(await stores.resetCodes.consume(theirs.hash, clock.now())).not.toBeNull();
       });
 
       it('a code expires after 30 minutes under a moved clock', async () => {

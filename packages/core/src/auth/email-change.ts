@@ -1,0 +1,75 @@
+import { GatehouseError } from '../errors.js';
+import type { Principal } from '../http/types.js';
+import { me, userOf } from './account.js';
+import type { AuthDeps } from './deps.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+import { mailCode, useMailedCode } from './mailed-code.js';
+import { emailChangeCodeMail, emailChangedMail } from './mails.js';
+import { requireFreshAuth } from './reauth.js';
+
+/** The code is bound to the user and to the new address: it proves that address only. */
+const codeOf = (userId: string, newEmail: string) => ({
+  userId,
+  key: `email-change:${userId}`,
+  bind: newEmail,
+});
+
+/** Step 1 (Bearer): the password always (the address is how an account is recovered), then a
+ *  code is mailed to the new address. 409 `email_taken` when another account has it. A new
+ *  request replaces the last code. */
+export async function requestEmailChange(
+  d: AuthDeps,
+  principal: Principal,
+  input: { newEmail: string; password?: string },
+  meta: RequestMeta,
+): Promise<{ accepted: true }> {
+  const { ctx } = d;
+  await requireFreshAuth(ctx, principal, input.password, { requirePassword: true });
+  const user = await userOf(d, principal);
+  if (input.newEmail === user.email)
+    throw new GatehouseError('validation_failed', {
+      errors: [{ path: 'newEmail', message: 'This is already your address' }],
+    });
+  if (await ctx.stores.users.findByEmail(input.newEmail)) throw new GatehouseError('email_taken');
+  await mailCode(d, codeOf(user.id, input.newEmail), (code, ttl) =>
+    emailChangeCodeMail(input.newEmail, code, ttl),
+  );
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    { event: 'email_change_requested', outcome: 'success', userId: user.id },
+    meta,
+  );
+  return { accepted: true };
+}
+
+/** Step 2 (Bearer): the code from the new address switches the account to it (proven), voids a
+ *  reset code mailed to the old one, and tells the old address. 401 `invalid_code` for a wrong
+ *  code or another address; 409 `email_taken` when someone registered it meanwhile. */
+export async function confirmEmailChange(
+  d: AuthDeps,
+  principal: Principal,
+  input: { newEmail: string; code: string },
+  meta: RequestMeta,
+) {
+  const { ctx } = d;
+  const user = await userOf(d, principal);
+  const event = { event: 'email_change', userId: user.id };
+  if (!(await useMailedCode(d, codeOf(user.id, input.newEmail), input.code, meta.ip ?? ''))) {
+    logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
+    throw new GatehouseError('invalid_code');
+  }
+  const outcome = await ctx.stores.transaction(async (tx) => {
+    const r = await tx.users.changeEmail(user.id, input.newEmail);
+    if (r === 'changed') await tx.resetCodes.voidForUser(user.id);
+    return r;
+  });
+  if (outcome === 'absent') throw new GatehouseError('invalid_token');
+  if (outcome === 'taken') {
+    logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'email_taken' }, meta);
+    throw new GatehouseError('email_taken');
+  }
+  d.background.run('mail', () => ctx.mailer.send(emailChangedMail(user.email, ctx.clock.now())));
+  logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'success' }, meta);
+  return me(d, principal);
+}
