@@ -63,6 +63,15 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
 
   const status = () => page.locator('#status');
 
+  async function signUp(name: string, email: string) {
+    const form = page.locator('#signup-form');
+    await form.locator('input[name=name]').fill(name);
+    await form.locator('input[name=email]').fill(email);
+    await form.locator('input[name=password]').fill(PASSWORD);
+    await form.locator('button[type=submit]').click();
+    await poll(() => status().textContent()).toContain('Account created');
+  }
+
   async function logIn(email: string) {
     const form = page.locator('#login-form');
     await form.locator('input[name=email]').fill(email);
@@ -74,12 +83,7 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     const email = `demo-mfa-${Date.now()}@example.test`;
-    const signup = page.locator('#signup-form');
-    await signup.locator('input[name=name]').fill('Demo Person');
-    await signup.locator('input[name=email]').fill(email);
-    await signup.locator('input[name=password]').fill(PASSWORD);
-    await signup.locator('button[type=submit]').click();
-    await poll(() => status().textContent()).toContain('Account created');
+    await signUp('Demo Person', email);
     await logIn(email);
     await page.locator('#mfa').getByText('Set up an authenticator app').click();
 
@@ -111,12 +115,7 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
 
   it('confirms the email address with a mailed code from the account section', async () => {
     const email = `demo-verify-${Date.now()}@example.test`;
-    const signup = page.locator('#signup-form');
-    await signup.locator('input[name=name]').fill('Verify Person');
-    await signup.locator('input[name=email]').fill(email);
-    await signup.locator('input[name=password]').fill(PASSWORD);
-    await signup.locator('button[type=submit]').click();
-    await poll(() => status().textContent()).toContain('Account created');
+    await signUp('Verify Person', email);
     await logIn(email);
     await poll(() => page.locator('#me').textContent()).toContain('(not confirmed)');
     const form = page.locator('#verify-form');
@@ -187,12 +186,7 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
     try {
       await open(required);
       const email = `demo-req-${Date.now()}@example.test`;
-      const signup = page.locator('#signup-form');
-      await signup.locator('input[name=name]').fill('Required Person');
-      await signup.locator('input[name=email]').fill(email);
-      await signup.locator('input[name=password]').fill(PASSWORD);
-      await signup.locator('button[type=submit]').click();
-      await poll(() => status().textContent()).toContain('Account created');
+      await signUp('Required Person', email);
       await logIn(email);
       const challenge = page.locator('#mfa-challenge');
       await challenge.getByRole('button', { name: 'Set up an authenticator app' }).click();

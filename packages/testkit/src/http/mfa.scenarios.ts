@@ -112,6 +112,16 @@ async function nextCode(ctx: HttpContext, to: string, seen: number): Promise<str
   return m[1]!;
 }
 
+/** Eight parallel copies of one right answer: exactly one session, seven 401 `invalid_token`. */
+async function expectOneWinner(ctx: HttpContext, path: string, body: Record<string, unknown>): Promise<void> {
+  const answers = await Promise.all(Array.from({ length: 8 }, () => ctx.request(path, { json: body })));
+  const bodies = await Promise.all(
+    answers.map(async (r) => ({ status: r.status, code: ((await r.json()) as { code?: string }).code })),
+  );
+  expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
+  expect(bodies.filter((b) => b.status === 401).map((b) => b.code)).toEqual(Array(7).fill('invalid_token'));
+}
+
 const codeMails = (ctx: HttpContext, to: string) =>
   ctx.mail.to(to).filter((m) => m.subject === 'Your sign-in code').length;
 
@@ -603,23 +613,9 @@ export function mfaScenarios(env: HttpEnv): void {
         const { secret } = await enrolTotp(ctx, a);
         const p = await pendingLogin(ctx, a);
         const code = totp(secret, ctx.clock);
-        const answers = await Promise.all(
-          Array.from({ length: 8 }, () =>
-            ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }),
-          ),
-        );
-        const bodies = await Promise.all(
-          answers.map(async (r) => ({
-            status: r.status,
-            code: ((await r.json()) as { code?: string }).code,
-          })),
-        );
         // A copy that loses is not a wrong try: counted as one, five losers would kill the
         // pending login before the winner took it, and nobody would get a session.
-        expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
-        expect(bodies.filter((b) => b.status === 401).map((b) => b.code)).toEqual(
-          Array(7).fill('invalid_token'),
-        );
+        await expectOneWinner(ctx, '/auth/mfa/verify', { token: p.mfaToken, code });
       });
 
       it('a recovery code racing a TOTP code for one pending login is not burned when TOTP wins', async () => {
@@ -1155,23 +1151,9 @@ export function mfaScenarios(env: HttpEnv): void {
         const seen = codeMails(ctx, a.email);
         const p = await pendingLogin(ctx, a, true);
         const code = await nextCode(ctx, a.email, seen);
-        const answers = await Promise.all(
-          Array.from({ length: 8 }, () =>
-            ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
-          ),
-        );
-        const bodies = await Promise.all(
-          answers.map(async (r) => ({
-            status: r.status,
-            code: ((await r.json()) as { code?: string }).code,
-          })),
-        );
         // The code is checked, not used, before the attempt wins the pending login: a copy that
         // loses is not a wrong try, so five of them cannot kill the login before the winner.
-        expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
-        expect(bodies.filter((b) => b.status === 401).map((b) => b.code)).toEqual(
-          Array(7).fill('invalid_token'),
-        );
+        await expectOneWinner(ctx, '/auth/login/email-code', { token: p.mfaToken, code });
       });
 
       it('the emailed code also completes the login at /auth/mfa/verify with methodType email', async () => {
