@@ -1,3 +1,4 @@
+import { decodeHTML } from 'entities';
 import { convert } from 'html-to-text';
 
 /** Largest HTML read for its text; beyond it only the first part is. */
@@ -141,74 +142,11 @@ function nestsDeeperThan(html: string, limit: number): boolean {
   return deeper;
 }
 
-const ENTITIES: Record<string, string> = {
-  amp: '&',
-  lt: '<',
-  gt: '>',
-  quot: '"',
-  apos: "'",
-  nbsp: ' ',
-  shy: '',
-  copy: '©',
-  reg: '®',
-  trade: '™',
-  euro: '€',
-  pound: '£',
-  yen: '¥',
-  cent: '¢',
-  deg: '°',
-  mdash: '—',
-  ndash: '–',
-  hellip: '…',
-  bull: '•',
-  middot: '·',
-  times: '×',
-  divide: '÷',
-  laquo: '«',
-  raquo: '»',
-  lsquo: '‘',
-  rsquo: '’',
-  ldquo: '“',
-  rdquo: '”',
-  sbquo: '‚',
-  bdquo: '„',
-  eacute: 'é',
-  egrave: 'è',
-  ecirc: 'ê',
-  aacute: 'á',
-  agrave: 'à',
-  acirc: 'â',
-  iacute: 'í',
-  oacute: 'ó',
-  uacute: 'ú',
-  ntilde: 'ñ',
-  ccedil: 'ç',
-  auml: 'ä',
-  ouml: 'ö',
-  uuml: 'ü',
-  Auml: 'Ä',
-  Ouml: 'Ö',
-  Uuml: 'Ü',
-  szlig: 'ß',
-  Eacute: 'É',
-  aring: 'å',
-  Aring: 'Å',
-  oslash: 'ø',
-};
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,6});/gi, (m, e: string) => {
-    if (e[0] !== '#') return ENTITIES[e] ?? ENTITIES[e.toLowerCase()] ?? m;
-    const code = e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1));
-    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : m;
-  });
-}
-
 /** Elements whose content is not text of the mail. */
 const SKIPPED = new Set(['script', 'style', 'head', 'title', 'template']);
 
 /** Text of any HTML in one pass: tags dropped (block ends as line breaks), script, style and
- *  head skipped, comments too, common entities decoded, white space collapsed. A `<` that
+ *  head skipped, comments too, entities decoded as a browser does, white space collapsed. A `<` that
  *  starts no tag is text. */
 function stripTags(html: string): string {
   const parts: string[] = [];
@@ -221,7 +159,7 @@ function stripTags(html: string): string {
     },
     (from, to) => parts.push(html.slice(from, to)),
   );
-  return decodeEntities(parts.join(''))
+  return decodeHTML(parts.join(''))
     .replace(/[^\S\n]+/g, ' ')
     .replace(/ ?\n[\n ]*/g, (m) => (m.split('\n').length > 2 ? '\n\n' : '\n'))
     .trim();

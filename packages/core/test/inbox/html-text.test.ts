@@ -43,16 +43,19 @@ describe('htmlToText', () => {
     expect(text).toMatch(/^Fish & chips €5 😀\n\nnext line\nz+$/u);
   });
 
-  it('the strip keeps a < that starts no tag, and decodes common named entities', () => {
+  it('the strip keeps a < that starts no tag, and decodes named entities as a browser does', () => {
     const pad = 'x'.repeat(600 * 1024);
     expect(htmlToText(`<p>5 < 6 and caf&eacute; &mdash; d&uuml;rfen&hellip;</p><title>t</title>${pad}`)).toBe(
       `5 < 6 and café — dürfen…\n${pad}`,
     );
+    // Every HTML5 name, and the legacy ones without their semicolon.
+    expect(htmlToText(`<p>&hearts; &frac12; &Omega; &amp &copy 1</p>${pad}`)).toBe(`♥ ½ Ω & © 1\n${pad}`);
   });
 
   it('never throws', () => {
     expect(htmlToText('')).toBe('');
     expect(typeof htmlToText('<<<>>>&#99999999;&#xD800;<script>')).toBe('string');
-    expect(htmlToText(`<p>${'<<<>>>&#99999999;&#xD800;'.repeat(30_000)}`)).toContain('&#99999999;');
+    // Out-of-range and surrogate references become U+FFFD, as in a browser.
+    expect(htmlToText(`<p>${'<<<>>>&#99999999;&#xD800;'.repeat(30_000)}`)).toContain('<<<>>>\uFFFD\uFFFD<<<');
   });
 });
