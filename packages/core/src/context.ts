@@ -50,6 +50,7 @@ export type ThrottleBucket =
   | 'forgot:email'
   | 'resend'
   | 'mail:user'
+  | 'confirm:user'
   | 'signup:ip'
   | 'webauthn:ip';
 

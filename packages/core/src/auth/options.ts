@@ -62,6 +62,7 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'forgot:email': { points: 3, durationSeconds: 15 * MIN },
   resend: { points: 1, durationSeconds: 30 },
   'mail:user': { points: 10, durationSeconds: 60 * MIN },
+  'confirm:user': { points: 10, durationSeconds: DAY },
   'signup:ip': { points: 100, durationSeconds: 60 * MIN },
   'webauthn:ip': { points: 100, durationSeconds: 15 * MIN },
 };

@@ -167,6 +167,7 @@ export function authRoutes(
         path: '/verify-email/send',
         area: 'auth',
         auth: 'bearer',
+        body: s.emptyBody,
         summary: 'Mail a code that confirms your email address',
         responses: { 202: ok('Mailed (409 `nothing_to_resend` once confirmed)', s.acceptedAnswer) },
         handler: async (rc) => ({

@@ -30,6 +30,8 @@ export const changePasswordBody = z.strictObject({
   /** Default false: every other session ends. */
   keepOtherSessions: z.boolean().optional(),
 });
+/** A route that takes no input: no body, or an empty object (nothing unknown slips through). */
+export const emptyBody = z.strictObject({}).optional();
 export const verifyEmailBody = z.strictObject({ code: codeField });
 /** `password` is checked by the flow: a missing one is 403 `reauth_required`, not a field error. */
 export const changeEmailBody = z.strictObject({ newEmail: emailField, password: passwordField.optional() });

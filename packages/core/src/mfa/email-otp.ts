@@ -1,8 +1,8 @@
 import { GatehouseError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
-import { hashEmailCode, isEmailCode, newEmailCode } from '../tokens/email-code.js';
-import { addSeconds, type MfaEnv } from './env.js';
+import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
+import type { MfaEnv } from './env.js';
 import type { FactorCheck } from './pending.js';
 
 export const loginCodeKey = (jti: string) => `login:${jti}`;
@@ -24,14 +24,11 @@ export async function sendEmailCode(
   key: string,
   purpose: keyof typeof purposeLine = 'login',
 ): Promise<void> {
-  const now = env.ctx.clock.now();
-  const code = newEmailCode();
-  await env.ctx.stores.emailCodes.put({
+  const code = await storeEmailCode(env.ctx.stores.emailCodes, {
     key,
     userId: user.id,
-    codeHash: hashEmailCode(key, code),
-    createdAt: now,
-    expiresAt: addSeconds(now, env.cfg.emailCodeTtlSeconds),
+    now: env.ctx.clock.now(),
+    ttlSeconds: env.cfg.emailCodeTtlSeconds,
   });
   const minutes = Math.round(env.cfg.emailCodeTtlSeconds / 60);
   env.ctx.mailer

@@ -54,8 +54,13 @@ export async function confirmEmail(env: MfaEnv, user: User, code: string): Promi
   const key = enrolCodeKey(user.id);
   const now = env.ctx.clock.now();
   const c = code.trim();
-  if (!isEmailCode(c) || !(await env.ctx.stores.emailCodes.consume(key, hashEmailCode(key, c), now)))
+  const codes = env.ctx.stores.emailCodes;
+  if (!isEmailCode(c) || !(await codes.consume(key, hashEmailCode(key, c), now))) {
+    // No live code (a parallel copy used it, it expired, none was sent): nothing was guessed,
+    // so the refusal is not a wrong try (thrown, the attempt gives its point back).
+    if (!(await codes.has(key, now))) throw new GatehouseError('invalid_code');
     return false;
+  }
   await env.ctx.stores.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: now });
   // The mailed code came back: the address is proven.
   if (!user.emailVerified) await env.ctx.stores.users.markEmailVerified(user.id);

@@ -1,6 +1,8 @@
-/** One emailed six-digit code, stored as a hash and bound to what it unlocks. */
+/** One emailed six-digit code, stored as a hash and bound to what it unlocks: MFA codes
+ *  (`login:`, `enrol:`), email verification (`verify:`) and email change (`email-change:`). */
 export interface EmailCode {
-  /** What the code is bound to: `login:<pending jti>` or `enrol:<userId>`. */
+  /** What the code is bound to: `login:<pending jti>`, `enrol:<userId>`, `verify:<userId>` or
+   *  `email-change:<userId>`. */
   key: string;
   userId: string;
   /** SHA-256 (hex) of the key and the code. */
@@ -9,7 +11,7 @@ export interface EmailCode {
   expiresAt: Date;
 }
 
-/** Emailed MFA codes: at most one live code per key. */
+/** Emailed codes: at most one live code per key. */
 export interface EmailCodeStore {
   /** Stores the code, replacing (killing) any earlier code with the same key. */
   put(code: EmailCode): Promise<void>;

@@ -449,15 +449,79 @@ export function authScenarios(env: HttpEnv): void {
         expect(verifyMails(a)).toHaveLength(10);
       });
 
-      it('wrong codes count with the MFA codes: 10 per user, then 429', async () => {
+      it('10 wrong codes per user and day, then 429; a guess with no live code is not counted', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
+        // No code was sent yet: nothing to guess, nothing counted.
+        for (let i = 0; i < 12; i++)
+          await expectProblem(await verify(s.accessToken, '000000'), 401, 'invalid_code');
         await json(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
         const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
         for (let i = 0; i < 10; i++)
           await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
         await expectProblem(await verify(s.accessToken, code), 429, 'rate_limited');
+        // A day, not 15 minutes: a stranger's account can ask for fresh codes all day long.
+        ctx.clock.advance(60 * MIN);
+        const later = (await login(ctx, a)).accessToken;
+        await expectProblem(await verify(later, code), 429, 'rate_limited');
+        // MFA codes have their own budget.
+        await json(await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: later }), 200);
+        await expectProblem(
+          await ctx.request('/auth/mfa/totp/confirm', { json: { code: '000000' }, bearer: later }),
+          401,
+          'invalid_code',
+        );
+      });
+
+      it('parallel copies of the right code all succeed or lose the code, and none is counted as wrong', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await send(s.accessToken), 202);
+        const code = await verifyCode(a, 0);
+        const answers = await Promise.all(Array.from({ length: 8 }, () => verify(s.accessToken, code)));
+        const statuses = answers.map((r) => r.status);
+        expect(statuses).toContain(200);
+        for (const r of answers.filter((x) => x.status !== 200)) await expectProblem(r, 401, 'invalid_code');
+        // The losers gave their points back: the day's 10 wrong tries are all still there (an
+        // email change uses the same budget).
+        const next = newEmail('after-race');
+        await json(
+          await ctx.request('/auth/email', {
+            json: { newEmail: next, password: a.password },
+            bearer: s.accessToken,
+          }),
+          202,
+        );
+        const sent = await ctx.mail.waitFor(next, (m) => m.subject === 'Confirm your new email address');
+        const right = /\b(\d{6})\b/.exec(sent.text)![1]!;
+        const wrong = String((Number(right) + 1) % 1_000_000).padStart(6, '0');
+        const confirm = (c: string) =>
+          ctx.request('/auth/email/confirm', { json: { newEmail: next, code: c }, bearer: s.accessToken });
+        for (let i = 0; i < 10; i++) await expectProblem(await confirm(wrong), 401, 'invalid_code');
+        await expectProblem(await confirm(right), 429, 'rate_limited');
+      });
+
+      it('the send route takes no body: unknown fields and malformed JSON are refused', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await expectProblem(
+          await ctx.request('/auth/verify-email/send', { json: { x: 1 }, bearer: s.accessToken }),
+          400,
+          'validation_failed',
+        );
+        await expectProblem(
+          await ctx.request('/auth/verify-email/send', {
+            method: 'POST',
+            body: '{',
+            headers: { 'content-type': 'application/json' },
+            bearer: s.accessToken,
+          }),
+          400,
+          'invalid_json',
+        );
+        expect(ctx.mail.to(a.email)).toEqual([]);
+        await json(await ctx.request('/auth/verify-email/send', { json: {}, bearer: s.accessToken }), 202);
       });
     });
 
@@ -505,8 +569,12 @@ export function authScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        // Single use; and the old address is free for a new account.
-        await expectProblem(await confirm(s.accessToken, next, code), 401, 'invalid_code');
+        // A repeat (a double submit) answers the same user and changes nothing twice; the old
+        // address is free for a new account.
+        await json(await confirm(s.accessToken, next, code), 200);
+        expect(
+          ctx.mail.to(a.email).filter((m) => m.subject === 'Your email address was changed'),
+        ).toHaveLength(1);
         await signup(ctx, a.email);
       });
 

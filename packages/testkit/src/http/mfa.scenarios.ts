@@ -1079,6 +1079,16 @@ export function mfaScenarios(env: HttpEnv): void {
         expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: true, methods: ['email'] });
       });
 
+      it('an enrolment confirm with no live code is refused but not counted as a wrong code', async () => {
+        const a = await signupAndLogin(ctx);
+        const confirm = (code: string) =>
+          ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access });
+        for (let i = 0; i < 12; i++) await expectProblem(await confirm('123456'), 401, 'invalid_code');
+        const seen = codeMails(ctx, a.email);
+        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        await json(await confirm(await nextCode(ctx, a.email, seen)), 200);
+      });
+
       it('an enrolment code dies after 10 minutes', async () => {
         const a = await signupAndLogin(ctx);
         const seen = codeMails(ctx, a.email);
