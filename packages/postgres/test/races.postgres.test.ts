@@ -68,7 +68,13 @@ describe.skipIf(!server)(`races between instances${server ? '' : ` (skipped: ${N
   it('one reset code, one pending login, one email code, one recovery code, one challenge: one winner each', async () => {
     const [a] = instances;
     const userId = randomUUID();
-    await a!.resetCodes.create({ hash: 'rc', userId, createdAt: t0, expiresAt: later(60_000) });
+    await a!.resetCodes.create({
+      hash: 'rc',
+      userId,
+      email: 'rc@example.test',
+      createdAt: t0,
+      expiresAt: later(60_000),
+    });
     expect(winners(await race((x) => x.resetCodes.consume('rc', later(1))))).toBe(1);
 
     const jti = randomUUID();

@@ -3,7 +3,7 @@ import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
-import { mailCode, useMailedCode } from './mailed-code.js';
+import { mailCode, useEmailCode } from './mailed-code.js';
 import { emailChangeCodeMail, emailChangedMail } from './mails.js';
 import { requireFreshAuth } from './reauth.js';
 
@@ -43,9 +43,11 @@ export async function requestEmailChange(
   return { accepted: true };
 }
 
-/** Step 2 (Bearer): the code from the new address switches the account to it (proven), voids a
- *  reset code mailed to the old one, and tells the old address. 401 `invalid_code` for a wrong
- *  code or another address; 409 `email_taken` when someone registered it meanwhile. */
+/** Step 2 (Bearer): the code from the new address switches the account to it (proven) and
+ *  voids a reset code mailed to the old one, in one transaction with the code's use; the old
+ *  address is told. 401 `invalid_code` for a wrong code or another address (counted like
+ *  verification codes); 409 `email_taken` when someone registered the address meanwhile (the
+ *  code stays usable where the store rolls back). A repeat after the change answers 200. */
 export async function confirmEmailChange(
   d: AuthDeps,
   principal: Principal,
@@ -55,21 +57,26 @@ export async function confirmEmailChange(
   const { ctx } = d;
   const user = await userOf(d, principal);
   const event = { event: 'email_change', userId: user.id };
-  if (!(await useMailedCode(d, codeOf(user.id, input.newEmail), input.code, meta.ip ?? ''))) {
-    // A parallel copy of the right code may have switched the address just now.
+  const r = await useEmailCode(ctx, codeOf(user.id, input.newEmail), input.code, {
+    count: [
+      ['confirm:user', user.id],
+      ['code:ip', meta.ip ?? ''],
+    ],
+    onRight: async (tx) => {
+      const outcome = await tx.users.changeEmail(user.id, input.newEmail);
+      if (outcome === 'absent') throw new GatehouseError('invalid_token');
+      if (outcome === 'taken') {
+        logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'email_taken' }, meta);
+        throw new GatehouseError('email_taken');
+      }
+      await tx.resetCodes.voidForUser(user.id);
+    },
+  });
+  if (!r.used) {
+    // A parallel copy of the right code switched the address just now.
     if ((await userOf(d, principal)).email === input.newEmail) return me(d, principal);
     logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');
-  }
-  const outcome = await ctx.stores.transaction(async (tx) => {
-    const r = await tx.users.changeEmail(user.id, input.newEmail);
-    if (r === 'changed') await tx.resetCodes.voidForUser(user.id);
-    return r;
-  });
-  if (outcome === 'absent') throw new GatehouseError('invalid_token');
-  if (outcome === 'taken') {
-    logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'email_taken' }, meta);
-    throw new GatehouseError('email_taken');
   }
   d.background.run('mail', () => ctx.mailer.send(emailChangedMail(user.email, ctx.clock.now())));
   logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'success' }, meta);

@@ -3,7 +3,7 @@ import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
-import { mailCode, useMailedCode } from './mailed-code.js';
+import { mailCode, useEmailCode } from './mailed-code.js';
 import { verificationCodeMail } from './mails.js';
 
 const codeOf = (userId: string) => ({ userId, key: `verify:${userId}` });
@@ -27,8 +27,9 @@ export async function sendVerificationEmail(
 }
 
 /** Marks the address proven when `code` is the mailed one and answers like `/me`; 401
- *  `invalid_code` otherwise. An address already proven answers at once (a repeated or parallel
- *  submit is not an error). */
+ *  `invalid_code` otherwise. Wrong codes count in `confirm:user` (per day: a stranger's account
+ *  can ask for codes all day) and `code:ip`. An address already proven answers at once (a
+ *  repeated or parallel submit is not an error). */
 export async function verifyEmail(
   d: AuthDeps,
   principal: Principal,
@@ -37,15 +38,20 @@ export async function verifyEmail(
 ) {
   const user = await userOf(d, principal);
   if (user.emailVerified) return me(d, principal);
-  const ok = await useMailedCode(d, codeOf(user.id), input.code, meta.ip ?? '');
+  const r = await useEmailCode(d.ctx, codeOf(user.id), input.code, {
+    count: [
+      ['confirm:user', user.id],
+      ['code:ip', meta.ip ?? ''],
+    ],
+    onRight: (tx) => tx.users.markEmailVerified(user.id),
+  });
   const event = { event: 'email_verified', userId: user.id };
-  // A parallel copy of the right code may have used it just now: that is a success too.
-  if (!ok && (await userOf(d, principal)).emailVerified) return me(d, principal);
-  if (!ok) {
+  // A parallel copy of the right code used it just now: that is a success too.
+  if (!r.used && (await userOf(d, principal)).emailVerified) return me(d, principal);
+  if (!r.used) {
     logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');
   }
-  await d.ctx.stores.users.markEmailVerified(user.id);
   logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'success' }, meta);
   return me(d, principal);
 }

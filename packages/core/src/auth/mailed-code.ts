@@ -1,13 +1,15 @@
+import type { GatehouseContext, ThrottleBucket } from '../context.js';
 import type { Mail } from '../ports/mailer.js';
+import type { Stores } from '../ports/stores.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
 import type { AuthDeps } from './deps.js';
 
 /** The default lifetime of mailed six-digit codes (CONTRACT.md 2.1). */
 export const MAILED_CODE_TTL_SECONDS = 10 * 60;
 
-/** A code for a signed-in user's request, stored under `key` (a new one replaces the last).
- *  `bind` is what the code proves beyond its key (the new address of an email change): it is
- *  hashed in, so the code is good for that value only. */
+/** A code for a user's request, stored under `key` (a new one replaces the last). `bind` is
+ *  what the code proves beyond its key (the new address of an email change): it is hashed in,
+ *  so the code is good for that value only. */
 export interface MailedCode {
   userId: string;
   key: string;
@@ -36,26 +38,39 @@ export async function mailCode(
   d.background.run('mail', () => ctx.mailer.send(mail(code, MAILED_CODE_TTL_SECONDS / 60)));
 }
 
-/** Uses the code (single use, atomic). Each attempt is counted before the check, per user over
- *  a day (`confirm:user`: a stranger's account can keep asking for codes, so guesses are capped
- *  per day, not per code) and per address (`code:ip`). The point is given back when the code
- *  was right, and when no code was live (already used by a parallel copy, expired, never
- *  sent): a guess at nothing learns nothing. */
-export async function useMailedCode(d: AuthDeps, c: MailedCode, code: string, ip: string): Promise<boolean> {
-  const { ctx } = d;
-  const counted = await ctx.throttle.take(['confirm:user', c.userId], ['code:ip', ip]);
+/** `used`: the right code, consumed together with `onRight`'s writes. Otherwise `live` tells a
+ *  wrong guess at a live code from a code that is gone (used by a parallel copy, expired,
+ *  never sent). */
+export type CodeUse<T> = { used: true; value: T } | { used: false; live: boolean };
+
+/** Uses a mailed code and does what it unlocks (`onRight`) in one transaction: the code's row
+ *  stays locked until the writes commit, and a write that throws (409 `email_taken`, say) leaves
+ *  the code unused on stores with rollback. The attempt is counted in `count` before the check;
+ *  the point is kept only for a wrong guess at a live code (a guess at nothing learns nothing,
+ *  and a parallel copy of the right code must not cost the user a try). */
+export async function useEmailCode<T>(
+  ctx: GatehouseContext,
+  c: MailedCode,
+  code: string,
+  opts: { count: Array<readonly [ThrottleBucket, string]>; onRight: (tx: Stores) => Promise<T> },
+): Promise<CodeUse<T>> {
+  const counted = await ctx.throttle.take(...opts.count);
   const given = code.trim();
   const now = ctx.clock.now();
-  let used: boolean;
+  let result: CodeUse<T>;
   try {
-    used =
-      isEmailCode(given) &&
-      (await ctx.stores.emailCodes.consume(c.key, hashEmailCode(hashKeyOf(c), given), now));
-    if (!used && (await ctx.stores.emailCodes.has(c.key, now))) return false;
+    result = await ctx.stores.transaction(async (tx) => {
+      if (
+        !isEmailCode(given) ||
+        !(await tx.emailCodes.consume(c.key, hashEmailCode(hashKeyOf(c), given), now))
+      )
+        return { used: false, live: await tx.emailCodes.has(c.key, now) };
+      return { used: true, value: await opts.onRight(tx) };
+    });
   } catch (e) {
     await counted.release();
     throw e;
   }
-  await counted.release();
-  return used;
+  if (result.used || !result.live) await counted.release();
+  return result;
 }

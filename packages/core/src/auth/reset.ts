@@ -38,6 +38,7 @@ export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Pro
     await ctx.stores.resetCodes.create({
       hash: sha256(code),
       userId: user.id,
+      email: user.email,
       createdAt: now,
       expiresAt: new Date(now.getTime() + RESET_CODE_TTL_SECONDS * 1000),
     });
@@ -61,7 +62,8 @@ export async function forgotReset(
   const hash = sha256(input.code);
   const found = await ctx.stores.resetCodes.find(hash, ctx.clock.now());
   const user = found && (await ctx.stores.users.findById(found.userId));
-  if (!user || user.disabled) {
+  // Mailed to an address the user has left since (an email change raced the request): dead.
+  if (!user || user.disabled || user.email !== found.email) {
     logAuthEvent(
       ctx.logger,
       'info',
@@ -78,7 +80,8 @@ export async function forgotReset(
   const at = ctx.clock.now();
   const sids = await ctx.stores.transaction(async (tx) => {
     const used = await tx.resetCodes.consume(hash, at);
-    if (!used || used.userId !== user.id) throw new GatehouseError('invalid_code');
+    if (!used || used.userId !== user.id || used.email !== user.email)
+      throw new GatehouseError('invalid_code');
     await tx.users.setPassword(user.id, { passwordHash, changedAt: at });
     // The code came through the mailbox: the address is proven.
     await tx.users.markEmailVerified(user.id);

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
-import { hashEmailCode, isEmailCode } from '../tokens/email-code.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';
@@ -49,22 +49,21 @@ export async function startEmail(env: MfaEnv, user: User): Promise<void> {
   await sendEmailCode(env, user, enrolCodeKey(user.id), 'enrol');
 }
 
-/** Enables the email factor when `code` is the mailed enrolment code (atomic, once). */
+/** Enables the email factor when `code` is the mailed enrolment code (atomic, once), which
+ *  also proves the address. The caller counts the attempt as an MFA code; while the address is
+ *  unproven it counts in `confirm:user` too, the daily budget of email verification, which
+ *  this would otherwise bypass. No live code (a parallel copy used it, it expired, none was
+ *  sent) is thrown, so the caller gives its point back: nothing was guessed. */
 export async function confirmEmail(env: MfaEnv, user: User, code: string): Promise<boolean> {
-  const key = enrolCodeKey(user.id);
-  const now = env.ctx.clock.now();
-  const c = code.trim();
-  const codes = env.ctx.stores.emailCodes;
-  if (!isEmailCode(c) || !(await codes.consume(key, hashEmailCode(key, c), now))) {
-    // No live code (a parallel copy used it, it expired, none was sent): nothing was guessed,
-    // so the refusal is not a wrong try (thrown, the attempt gives its point back).
-    if (!(await codes.has(key, now))) throw new GatehouseError('invalid_code');
-    return false;
-  }
-  await env.ctx.stores.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: now });
-  // The mailed code came back: the address is proven.
-  if (!user.emailVerified) await env.ctx.stores.users.markEmailVerified(user.id);
-  return true;
+  const r = await useEmailCode(env.ctx, { userId: user.id, key: enrolCodeKey(user.id) }, code, {
+    count: user.emailVerified ? [] : [['confirm:user', user.id]],
+    onRight: async (tx) => {
+      await tx.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: env.ctx.clock.now() });
+      if (!user.emailVerified) await tx.users.markEmailVerified(user.id);
+    },
+  });
+  if (!r.used && !r.live) throw new GatehouseError('invalid_code');
+  return r.used;
 }
 
 export const startPasskey = registrationOptions;

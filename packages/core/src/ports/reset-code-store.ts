@@ -4,6 +4,9 @@ export interface ResetCode {
   /** base64url SHA-256 of the code. */
   hash: string;
   userId: string;
+  /** The address the code was mailed to: a code for an address the user has since left is
+   *  dead (an email change racing a reset request). */
+  email: string;
   createdAt: Date;
   expiresAt: Date;
 }

@@ -4,6 +4,8 @@ import type { StoreDeps } from '../deps.js';
 interface ResetRow {
   user_id: string;
   hash: string;
+  /** Null for codes made before migration 0008: they match no address. */
+  email: string | null;
   created_at: Date;
   expires_at: Date;
 }
@@ -11,6 +13,7 @@ interface ResetRow {
 const toCode = (r: ResetRow): ResetCode => ({
   hash: r.hash,
   userId: r.user_id,
+  email: r.email ?? '',
   createdAt: r.created_at,
   expiresAt: r.expires_at,
 });
@@ -22,10 +25,11 @@ export function postgresResetCodeStore({ db, t }: StoreDeps): ResetCodeStore {
   return {
     async create(code) {
       await db.query(
-        `INSERT INTO ${T} (user_id, hash, created_at, expires_at) VALUES ($1, $2, $3, $4)
+        `INSERT INTO ${T} (user_id, hash, email, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (user_id) DO UPDATE
-           SET hash = EXCLUDED.hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-        [code.userId, code.hash, code.createdAt, code.expiresAt],
+           SET hash = EXCLUDED.hash, email = EXCLUDED.email, created_at = EXCLUDED.created_at,
+               expires_at = EXCLUDED.expires_at`,
+        [code.userId, code.hash, code.email, code.createdAt, code.expiresAt],
       );
     },
     async find(hash, now) {

@@ -40,7 +40,7 @@ const USER_DATA = [
 ];
 
 /** Users; the unique index on the canonical email decides concurrent signups. */
-export function postgresUserStore({ db, t }: StoreDeps): UserStore {
+export function postgresUserStore({ db, t, inTransaction }: StoreDeps): UserStore {
   const T = t('users');
   const one = async (sql: string, values: unknown[]) => {
     const r = await db.query(sql, values);
@@ -83,15 +83,18 @@ export function postgresUserStore({ db, t }: StoreDeps): UserStore {
     setDisabled: (id, disabled) => changed(`UPDATE ${T} SET disabled = $2 WHERE id = $1`, [id, disabled]),
     setRoles: (id, roles) => changed(`UPDATE ${T} SET roles = $2 WHERE id = $1`, [id, roles]),
     async changeEmail(id, email) {
+      const update = `UPDATE ${T} SET email = $2, email_verified = true WHERE id = $1`;
+      // Inside a transaction a unique violation would abort all of it: a savepoint keeps the
+      // caller's transaction usable (and its earlier writes) when the answer is `taken`.
+      if (inTransaction) await db.query('SAVEPOINT gh_change_email');
       try {
-        const done = await changed(`UPDATE ${T} SET email = $2, email_verified = true WHERE id = $1`, [
-          id,
-          email,
-        ]);
+        const done = await changed(update, [id, email]);
+        if (inTransaction) await db.query('RELEASE SAVEPOINT gh_change_email');
         return done ? 'changed' : 'absent';
       } catch (e) {
-        if (isUniqueViolation(e)) return 'taken';
-        throw e;
+        if (!isUniqueViolation(e)) throw e;
+        if (inTransaction) await db.query('ROLLBACK TO SAVEPOINT gh_change_email');
+        return 'taken';
       }
     },
     markEmailVerified: (id) => changed(`UPDATE ${T} SET email_verified = true WHERE id = $1`, [id]),

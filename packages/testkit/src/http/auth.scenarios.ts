@@ -474,6 +474,26 @@ export function authScenarios(env: HttpEnv): void {
         );
       });
 
+      it('email MFA enrolment, which also proves the address, shares the daily budget while it is unproven', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        await json(await send(s.accessToken), 202);
+        const code = await verifyCode(a, 0);
+        const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+        for (let i = 0; i < 10; i++)
+          await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
+        ctx.clock.advance(31_000);
+        await json(
+          await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: s.accessToken }),
+          202,
+        );
+        await expectProblem(
+          await ctx.request('/auth/mfa/email/confirm', { json: { code: '000000' }, bearer: s.accessToken }),
+          429,
+          'rate_limited',
+        );
+      });
+
       it('parallel copies of the right code all succeed or lose the code, and none is counted as wrong', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);

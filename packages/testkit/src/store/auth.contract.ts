@@ -152,6 +152,28 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.users.changeEmail(id(), `x-${id()}@example.test`)).toBe('absent');
       });
 
+      it('changeEmail answering taken inside a transaction leaves the transaction and its writes intact', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        const other = newUser(clock.now());
+        await stores.users.create(u);
+        await stores.users.create(other);
+        const codeHash = hash();
+        const seen = await stores.transaction(async (tx) => {
+          await tx.resetCodes.create({
+            hash: codeHash,
+            userId: u.id,
+            email: u.email,
+            createdAt: clock.now(),
+            expiresAt: at(clock.now(), 30 * MIN),
+          });
+          expect(await tx.users.changeEmail(u.id, other.email)).toBe('taken');
+          return tx.users.findById(u.id);
+        });
+        expect(seen?.email).toBe(u.email);
+        expect(await stores.resetCodes.find(codeHash, clock.now())).not.toBeNull();
+      });
+
       it('changeEmail lets exactly one of many users moving to one address win', async () => {
         const { stores, clock } = await setup();
         const users = Array.from({ length: 6 }, () => newUser(clock.now()));
@@ -481,6 +503,7 @@ export function authStoreContract(setup: StoreSetup): void {
       const code = (userId: string, now: Date) => ({
         hash: hash(),
         userId,
+        email: `reset-${id()}@example.test`,
         createdAt: now,
         expiresAt: at(now, 30 * MIN),
       });
