@@ -71,10 +71,11 @@ export async function confirmEmailChange(
       }
       await tx.resetCodes.voidForUser(user.id);
     },
+    // A parallel copy of the right code switched the address just now.
+    done: async () => (await userOf(d, principal)).email === input.newEmail,
   });
   if (!r.used) {
-    // A parallel copy of the right code switched the address just now.
-    if ((await userOf(d, principal)).email === input.newEmail) return me(d, principal);
+    if (r.done) return me(d, principal);
     logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');
   }

@@ -44,10 +44,11 @@ export async function verifyEmail(
       ['code:ip', meta.ip ?? ''],
     ],
     onRight: (tx) => tx.users.markEmailVerified(user.id),
+    // A parallel copy of the right code used it just now: that is a success too.
+    done: async () => (await userOf(d, principal)).emailVerified,
   });
   const event = { event: 'email_verified', userId: user.id };
-  // A parallel copy of the right code used it just now: that is a success too.
-  if (!r.used && (await userOf(d, principal)).emailVerified) return me(d, principal);
+  if (!r.used && r.done) return me(d, principal);
   if (!r.used) {
     logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');

@@ -1,4 +1,5 @@
 import type { GatehouseContext, ThrottleBucket } from '../context.js';
+import { isGatehouseError } from '../errors.js';
 import type { Mail } from '../ports/mailer.js';
 import type { Stores } from '../ports/stores.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
@@ -40,21 +41,35 @@ export async function mailCode(
 
 /** `used`: the right code, consumed together with `onRight`'s writes. Otherwise `live` tells a
  *  wrong guess at a live code from a code that is gone (used by a parallel copy, expired,
- *  never sent). */
-export type CodeUse<T> = { used: true; value: T } | { used: false; live: boolean };
+ *  never sent), and `done` that what the code unlocks has happened anyway (a parallel copy). */
+export type CodeUse<T> = { used: true; value: T } | { used: false; live: boolean; done: boolean };
 
 /** Uses a mailed code and does what it unlocks (`onRight`) in one transaction: the code's row
  *  stays locked until the writes commit, and a write that throws (409 `email_taken`, say) leaves
  *  the code unused on stores with rollback. The attempt is counted in `count` before the check;
  *  the point is kept only for a wrong guess at a live code (a guess at nothing learns nothing,
- *  and a parallel copy of the right code must not cost the user a try). */
+ *  and a parallel copy of the right code must not cost the user a try). `done` tells whether a
+ *  parallel copy already did the work: asked when the code is gone, and when the limiter refuses
+ *  (many copies waiting on the code's row each hold a point until the winner commits). */
 export async function useEmailCode<T>(
   ctx: GatehouseContext,
   c: MailedCode,
   code: string,
-  opts: { count: Array<readonly [ThrottleBucket, string]>; onRight: (tx: Stores) => Promise<T> },
+  opts: {
+    count: Array<readonly [ThrottleBucket, string]>;
+    onRight: (tx: Stores) => Promise<T>;
+    done?: () => Promise<boolean>;
+  },
 ): Promise<CodeUse<T>> {
-  const counted = await ctx.throttle.take(...opts.count);
+  const done = opts.done ?? (() => Promise.resolve(false));
+  let counted: Awaited<ReturnType<typeof ctx.throttle.take>>;
+  try {
+    counted = await ctx.throttle.take(...opts.count);
+  } catch (e) {
+    if (isGatehouseError(e) && e.code === 'rate_limited' && (await done()))
+      return { used: false, live: false, done: true };
+    throw e;
+  }
   const given = code.trim();
   const now = ctx.clock.now();
   let result: CodeUse<T>;
@@ -64,7 +79,7 @@ export async function useEmailCode<T>(
         !isEmailCode(given) ||
         !(await tx.emailCodes.consume(c.key, hashEmailCode(hashKeyOf(c), given), now))
       )
-        return { used: false, live: await tx.emailCodes.has(c.key, now) };
+        return { used: false, live: await tx.emailCodes.has(c.key, now), done: false };
       return { used: true, value: await opts.onRight(tx) };
     });
   } catch (e) {
@@ -72,5 +87,6 @@ export async function useEmailCode<T>(
     throw e;
   }
   if (result.used || !result.live) await counted.release();
+  if (!result.used && !result.live) return { ...result, done: await done() };
   return result;
 }

@@ -48,6 +48,11 @@ export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Pro
   return { accepted: true };
 }
 
+/** A code mailed to an address the user has left since (an email change raced the request) is
+ *  dead. One without an address (stored before Postgres migration 0008, or by an instance not yet
+ *  upgraded during a rolling deploy) is taken as before. */
+const mailedTo = (c: { email: string }, address: string) => c.email === '' || c.email === address;
+
 /** Step 2: the code alone identifies the request. Consuming it, setting the password and
  *  ending every session commit together; pending MFA logins die; no tokens are returned, so
  *  MFA still applies at the next login; the owner is mailed. */
@@ -62,8 +67,7 @@ export async function forgotReset(
   const hash = sha256(input.code);
   const found = await ctx.stores.resetCodes.find(hash, ctx.clock.now());
   const user = found && (await ctx.stores.users.findById(found.userId));
-  // Mailed to an address the user has left since (an email change raced the request): dead.
-  if (!user || user.disabled || user.email !== found.email) {
+  if (!user || user.disabled || !mailedTo(found, user.email)) {
     logAuthEvent(
       ctx.logger,
       'info',
@@ -80,7 +84,7 @@ export async function forgotReset(
   const at = ctx.clock.now();
   const sids = await ctx.stores.transaction(async (tx) => {
     const used = await tx.resetCodes.consume(hash, at);
-    if (!used || used.userId !== user.id || used.email !== user.email)
+    if (!used || used.userId !== user.id || !mailedTo(used, user.email))
       throw new GatehouseError('invalid_code');
     await tx.users.setPassword(user.id, { passwordHash, changedAt: at });
     // The code came through the mailbox: the address is proven.

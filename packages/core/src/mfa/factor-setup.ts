@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { useEmailCode } from '../auth/mailed-code.js';
-import type { MfaMethod } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { MfaMethod, ThrottleBucket } from '../context.js';
+import { GatehouseError, isGatehouseError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
@@ -49,21 +49,35 @@ export async function startEmail(env: MfaEnv, user: User): Promise<void> {
   await sendEmailCode(env, user, enrolCodeKey(user.id), 'enrol');
 }
 
-/** Enables the email factor when `code` is the mailed enrolment code (atomic, once), which
- *  also proves the address. The caller counts the attempt as an MFA code; while the address is
- *  unproven it counts in `confirm:user` too, the daily budget of email verification, which
- *  this would otherwise bypass. No live code (a parallel copy used it, it expired, none was
- *  sent) is thrown, so the caller gives its point back: nothing was guessed. */
+/** Enables the email factor when `code` is the mailed enrolment code (atomic, once). The
+ *  caller counts the attempt as an MFA code (CONTRACT.md 2.3). The mailed code coming back also
+ *  proves the address, but only within the daily budget of email verification (`confirm:user`),
+ *  which enrolment must not be a way around: while the address is unproven each attempt counts
+ *  there too, and once that budget is spent the factor is still enabled (the MFA limits are the
+ *  contract's) but the address is not marked proven. No live code (a parallel copy used it, it
+ *  expired, none was sent) is thrown, so the caller gives its point back: nothing was guessed. */
 export async function confirmEmail(env: MfaEnv, user: User, code: string): Promise<boolean> {
+  const proving = user.emailVerified ? null : await takeIfUnder(env, ['confirm:user', user.id]);
   const r = await useEmailCode(env.ctx, { userId: user.id, key: enrolCodeKey(user.id) }, code, {
-    count: user.emailVerified ? [] : [['confirm:user', user.id]],
+    count: [],
     onRight: async (tx) => {
       await tx.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: env.ctx.clock.now() });
-      if (!user.emailVerified) await tx.users.markEmailVerified(user.id);
+      if (proving) await tx.users.markEmailVerified(user.id);
     },
   });
+  if (proving && (r.used || !r.live)) await proving.release();
   if (!r.used && !r.live) throw new GatehouseError('invalid_code');
   return r.used;
+}
+
+/** A limiter point when the bucket has one left; null when it is spent (not an error here). */
+async function takeIfUnder(env: MfaEnv, entry: readonly [ThrottleBucket, string]) {
+  try {
+    return await env.ctx.throttle.take(entry);
+  } catch (e) {
+    if (isGatehouseError(e) && e.code === 'rate_limited') return null;
+    throw e;
+  }
 }
 
 export const startPasskey = registrationOptions;

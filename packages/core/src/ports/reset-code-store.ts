@@ -5,7 +5,8 @@ export interface ResetCode {
   hash: string;
   userId: string;
   /** The address the code was mailed to: a code for an address the user has since left is
-   *  dead (an email change racing a reset request). */
+   *  dead (an email change racing a reset request). Empty for codes a store kept without one
+   *  (Postgres rows from before migration 0008): those are taken as before. */
   email: string;
   createdAt: Date;
   expiresAt: Date;

@@ -1,6 +1,7 @@
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/tokens/opaque.js';
 import { email, STRONG, session, setup, user } from './setup.js';
 
 describe('email change against a racing password reset', () => {
@@ -34,5 +35,24 @@ describe('email change against a racing password reset', () => {
       t.gh.auth.forgotReset({ code: resetCode, password: 'violet-otter-jumps-gravel-1987' }),
     ).rejects.toMatchObject({ code: 'invalid_code' });
     await session(t, { email: next, password: STRONG });
+  });
+});
+
+describe('reset codes without an address', () => {
+  it('are taken as before (rows from before Postgres migration 0008, or a not yet upgraded instance)', async () => {
+    const t = setup();
+    const u = await user(t);
+    await t.stores.resetCodes.create({
+      hash: sha256('legacy-code-'.padEnd(43, 'x')),
+      userId: u.id,
+      email: '',
+      createdAt: t.clock.now(),
+      expiresAt: new Date(t.clock.now().getTime() + 60_000),
+    });
+    await t.gh.auth.forgotReset({
+      code: 'legacy-code-'.padEnd(43, 'x'),
+      password: 'violet-otter-jumps-gravel-1987',
+    });
+    await session(t, { email: u.email, password: 'violet-otter-jumps-gravel-1987' });
   });
 });

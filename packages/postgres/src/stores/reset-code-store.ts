@@ -4,7 +4,7 @@ import type { StoreDeps } from '../deps.js';
 interface ResetRow {
   user_id: string;
   hash: string;
-  /** Null for codes made before migration 0008: they match no address. */
+  /** Null for codes made before migration 0008 (or by a not yet upgraded instance). */
   email: string | null;
   created_at: Date;
   expires_at: Date;
