@@ -3,7 +3,7 @@ import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
-import { mailCode, useEmailCode } from './mailed-code.js';
+import { confirmBuckets, mailCode, useEmailCode } from './mailed-code.js';
 import { emailChangeCodeMail, emailChangedMail } from './mails.js';
 import { requireFreshAuth } from './reauth.js';
 
@@ -58,10 +58,7 @@ export async function confirmEmailChange(
   const user = await userOf(d, principal);
   const event = { event: 'email_change', userId: user.id };
   const r = await useEmailCode(ctx, codeOf(user.id, input.newEmail), input.code, {
-    count: [
-      ['confirm:user', user.id],
-      ['code:ip', meta.ip ?? ''],
-    ],
+    count: confirmBuckets(user.id, meta.ip ?? ''),
     onRight: async (tx) => {
       const outcome = await tx.users.changeEmail(user.id, input.newEmail);
       if (outcome === 'absent') throw new GatehouseError('invalid_token');
@@ -74,8 +71,8 @@ export async function confirmEmailChange(
     // A parallel copy of the right code switched the address just now.
     done: async () => (await userOf(d, principal)).email === input.newEmail,
   });
-  if (!r.used) {
-    if (r.done) return me(d, principal);
+  if (r === 'done') return me(d, principal);
+  if (r !== 'used') {
     logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');
   }

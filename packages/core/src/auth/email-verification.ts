@@ -3,7 +3,7 @@ import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
-import { mailCode, useEmailCode } from './mailed-code.js';
+import { confirmBuckets, mailCode, useEmailCode } from './mailed-code.js';
 import { verificationCodeMail } from './mails.js';
 
 const codeOf = (userId: string) => ({ userId, key: `verify:${userId}` });
@@ -39,17 +39,14 @@ export async function verifyEmail(
   const user = await userOf(d, principal);
   if (user.emailVerified) return me(d, principal);
   const r = await useEmailCode(d.ctx, codeOf(user.id), input.code, {
-    count: [
-      ['confirm:user', user.id],
-      ['code:ip', meta.ip ?? ''],
-    ],
+    count: confirmBuckets(user.id, meta.ip ?? ''),
     onRight: (tx) => tx.users.markEmailVerified(user.id),
     // A parallel copy of the right code used it just now: that is a success too.
     done: async () => (await userOf(d, principal)).emailVerified,
   });
   const event = { event: 'email_verified', userId: user.id };
-  if (!r.used && r.done) return me(d, principal);
-  if (!r.used) {
+  if (r === 'done') return me(d, principal);
+  if (r !== 'used') {
     logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
     throw new GatehouseError('invalid_code');
   }

@@ -39,10 +39,17 @@ export async function mailCode(
   d.background.run('mail', () => ctx.mailer.send(mail(code, MAILED_CODE_TTL_SECONDS / 60)));
 }
 
-/** `used`: the right code, consumed together with `onRight`'s writes. Otherwise `live` tells a
- *  wrong guess at a live code from a code that is gone (used by a parallel copy, expired,
- *  never sent), and `done` that what the code unlocks has happened anyway (a parallel copy). */
-export type CodeUse<T> = { used: true; value: T } | { used: false; live: boolean; done: boolean };
+/** What a code attempt found: `used` (the right code, consumed with `onRight`'s writes),
+ *  `wrong` (a guess at a live code), `gone` (no live code: used by a parallel copy, expired,
+ *  never sent) or `done` (gone, and what it unlocks has happened anyway: a parallel copy). */
+export type CodeUse = 'used' | 'wrong' | 'gone' | 'done';
+
+/** The buckets a guess at a verification or change code counts in: per user over a day (a
+ *  stranger's account can ask for codes all day) and per address. */
+export const confirmBuckets = (userId: string, ip: string): Array<readonly [ThrottleBucket, string]> => [
+  ['confirm:user', userId],
+  ['code:ip', ip],
+];
 
 /** Uses a mailed code and does what it unlocks (`onRight`) in one transaction: the code's row
  *  stays locked until the writes commit, and a write that throws (409 `email_taken`, say) leaves
@@ -51,42 +58,41 @@ export type CodeUse<T> = { used: true; value: T } | { used: false; live: boolean
  *  and a parallel copy of the right code must not cost the user a try). `done` tells whether a
  *  parallel copy already did the work: asked when the code is gone, and when the limiter refuses
  *  (many copies waiting on the code's row each hold a point until the winner commits). */
-export async function useEmailCode<T>(
+export async function useEmailCode(
   ctx: GatehouseContext,
   c: MailedCode,
   code: string,
   opts: {
     count: Array<readonly [ThrottleBucket, string]>;
-    onRight: (tx: Stores) => Promise<T>;
+    onRight: (tx: Stores) => Promise<unknown>;
     done?: () => Promise<boolean>;
   },
-): Promise<CodeUse<T>> {
+): Promise<CodeUse> {
   const done = opts.done ?? (() => Promise.resolve(false));
   let counted: Awaited<ReturnType<typeof ctx.throttle.take>>;
   try {
     counted = await ctx.throttle.take(...opts.count);
   } catch (e) {
-    if (isGatehouseError(e) && e.code === 'rate_limited' && (await done()))
-      return { used: false, live: false, done: true };
+    if (isGatehouseError(e) && e.code === 'rate_limited' && (await done())) return 'done';
     throw e;
   }
   const given = code.trim();
   const now = ctx.clock.now();
-  let result: CodeUse<T>;
+  let found: 'used' | 'wrong' | 'gone';
   try {
-    result = await ctx.stores.transaction(async (tx) => {
-      if (
-        !isEmailCode(given) ||
-        !(await tx.emailCodes.consume(c.key, hashEmailCode(hashKeyOf(c), given), now))
-      )
-        return { used: false, live: await tx.emailCodes.has(c.key, now), done: false };
-      return { used: true, value: await opts.onRight(tx) };
+    found = await ctx.stores.transaction(async (tx) => {
+      const hash = hashEmailCode(hashKeyOf(c), given);
+      if (isEmailCode(given) && (await tx.emailCodes.consume(c.key, hash, now))) {
+        await opts.onRight(tx);
+        return 'used';
+      }
+      return (await tx.emailCodes.has(c.key, now)) ? 'wrong' : 'gone';
     });
   } catch (e) {
     await counted.release();
     throw e;
   }
-  if (result.used || !result.live) await counted.release();
-  if (!result.used && !result.live) return { ...result, done: await done() };
-  return result;
+  if (found === 'wrong') return found;
+  await counted.release();
+  return found === 'gone' && (await done()) ? 'done' : found;
 }

@@ -65,9 +65,9 @@ export async function confirmEmail(env: MfaEnv, user: User, code: string): Promi
       if (proving) await tx.users.markEmailVerified(user.id);
     },
   });
-  if (proving && (r.used || !r.live)) await proving.release();
-  if (!r.used && !r.live) throw new GatehouseError('invalid_code');
-  return r.used;
+  if (proving && r !== 'wrong') await proving.release();
+  if (r === 'gone') throw new GatehouseError('invalid_code');
+  return r === 'used';
 }
 
 /** A limiter point when the bucket has one left; null when it is spent (not an error here). */

@@ -2,6 +2,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
+import { isEmailCode } from '../tokens/email-code.js';
 import { checkLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
@@ -128,7 +129,7 @@ export async function verifyCode(
         ? checkTotp(env, p.user.id, code)
         : checkLoginCode(env, p.pending.jti, code);
     }
-    if (!/^\d{6}$/.test(code)) {
+    if (!isEmailCode(code)) {
       used = 'recovery';
       return checkRecovery(env, p, code);
     }
