@@ -1,3 +1,4 @@
+import type { RequestMeta } from './auth/log.js';
 import type { GatehouseOptions } from './options.js';
 import type { Clock } from './ports/clock.js';
 import type { Logger } from './ports/logger.js';
@@ -37,8 +38,9 @@ export interface PasswordService {
   hash(password: string): Promise<string>;
   /** Verifies `password` against the user's hash (a dummy hash when `user` is null, same cost). */
   verify(user: { passwordHash: string } | null, password: string): Promise<boolean>;
-  /** Throws 400 validation_failed when too weak; `context` = the user's email, name. */
-  assertStrong(password: string, context: string[]): void;
+  /** Throws 400 validation_failed when too weak; `context` = the user's email, name; `field`
+   *  = the body field the error names (default `password`). */
+  assertStrong(password: string, context: string[], field?: string): void;
 }
 
 /** Named limiter buckets (CONTRACT.md 2.3; numbers are configuration). */
@@ -88,7 +90,7 @@ export interface MfaGate {
   /** Starts a pending login for a user whose password was just verified. */
   begin(
     userId: string,
-    opts: { refresh: boolean; ip: string; methods: MfaMethod[] },
+    opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
   ): Promise<MfaRequiredAnswer>;
   /** Kills every pending login of the user (password reset or change). Pass the stores of
    *  the caller's transaction so the kill commits with the change (and uses its connection:

@@ -10,7 +10,7 @@ import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
 import type { GatehouseOptions } from './options.js';
 import { systemClock } from './ports/clock.js';
-import { silentLogger } from './ports/logger.js';
+import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
 import { clientIp } from './util/client-ip.js';
@@ -27,7 +27,7 @@ function joinPath(base: string, path: string): string {
 export function createGatehouse(options: GatehouseOptions) {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
   const stores = options.stores ?? memoryStores({ clock });
   const ctx = {

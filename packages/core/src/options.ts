@@ -19,6 +19,8 @@ export interface GatehouseOptions {
   /** Holds `inbox.mail.webhook-secret`; read per request. */
   settings?: SettingsInput;
   clock?: Clock;
+  /** pino-compatible. Absent: warnings and errors go to stderr as JSON lines, nothing else
+   *  (`silentLogger` turns even those off). */
   logger?: Logger;
   /** Mount points. */
   basePath?: { auth?: string; inbox?: string; webhook?: string };

@@ -47,6 +47,11 @@ describe('OpenAPI document', () => {
       expect(JSON.stringify(schema)).not.toBe('{}');
       expect(op.responses['415']).toBeDefined();
     }
+    // A body the route does without (re-authentication by password only) is not required.
+    const required = (path: string, method: string) => doc.paths[path][method].requestBody.required;
+    expect(required('/auth/login', 'post')).toBe(true);
+    expect(required('/auth/mfa/totp/setup', 'post')).toBe(false);
+    expect(required('/auth/sessions', 'delete')).toBe(false);
   });
 
   it('names path parameters in OpenAPI form', async () => {

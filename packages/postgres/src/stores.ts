@@ -3,8 +3,8 @@ import {
   ConfigError,
   type Logger,
   type Stores,
-  silentLogger,
   systemClock,
+  warningsLogger,
 } from '@gatehouse/core';
 import { guarded, type PoolLike, type Queryable, withTransaction } from './db.js';
 import type { StoreDeps } from './deps.js';
@@ -100,7 +100,7 @@ export function postgresStores(
   const opts = storesOptions(first, rest);
   const { pool } = opts;
   const schema = checkSchema(opts.schema ?? DEFAULT_SCHEMA);
-  const logger = opts.logger ?? silentLogger;
+  const logger = opts.logger ?? warningsLogger;
   const wake = opts.listen === false ? undefined : createWakeHub(pool, schema, logger);
   const ping = createPinger(pool, schema, logger);
   const base = { t: qualifier(schema), clock: opts.clock ?? systemClock, logger, wake, ping };

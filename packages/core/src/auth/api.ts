@@ -65,16 +65,16 @@ export function createAuthFlows(
       input: { password?: string } = {},
       meta: RequestMeta = {},
     ) {
-      await requireFreshAuth(d.ctx, principal, input.password);
+      await requireFreshAuth(d.ctx, principal, input.password, { meta });
       await sessions.revokeOwn(principal, sid, meta);
     },
     /** Ends every session of the caller but the current one; needs a fresh login or `password`. */
     async revokeOtherSessions(
       principal: Principal,
       input: { password?: string } = {},
-      _meta: RequestMeta = {},
+      meta: RequestMeta = {},
     ) {
-      await requireFreshAuth(d.ctx, principal, input.password);
+      await requireFreshAuth(d.ctx, principal, input.password, { meta });
       await d.ctx.sessions.endAll(principal.userId, { exceptSid: principal.sid, reason: 'revoked_others' });
     },
     revokeSessions: admin.revokeSessions,

@@ -2,7 +2,7 @@ import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { confirmBuckets, mailCode, useEmailCode } from './mailed-code.js';
 import { emailChangeCodeMail, emailChangedMail } from './mails.js';
 import { requireFreshAuth } from './reauth.js';
@@ -24,7 +24,7 @@ export async function requestEmailChange(
   meta: RequestMeta,
 ): Promise<{ accepted: true }> {
   const { ctx } = d;
-  await requireFreshAuth(ctx, principal, input.password, { requirePassword: true });
+  await requireFreshAuth(ctx, principal, input.password, { requirePassword: true, meta });
   const user = await userOf(d, principal);
   if (input.newEmail === user.email)
     throw new GatehouseError('validation_failed', {
@@ -58,7 +58,7 @@ export async function confirmEmailChange(
   const user = await userOf(d, principal);
   const event = { event: 'email_change', userId: user.id };
   const r = await useEmailCode(ctx, codeOf(user.id, input.newEmail), input.code, {
-    count: confirmBuckets(user.id, meta.ip ?? ''),
+    count: confirmBuckets(user.id, ipOf(meta)),
     onRight: async (tx) => {
       const outcome = await tx.users.changeEmail(user.id, input.newEmail);
       if (outcome === 'absent') throw new GatehouseError('invalid_token');

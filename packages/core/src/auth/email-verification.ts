@@ -2,7 +2,7 @@ import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { confirmBuckets, mailCode, useEmailCode } from './mailed-code.js';
 import { verificationCodeMail } from './mails.js';
 
@@ -39,7 +39,7 @@ export async function verifyEmail(
   const user = await userOf(d, principal);
   if (user.emailVerified) return me(d, principal);
   const r = await useEmailCode(d.ctx, codeOf(user.id), input.code, {
-    count: confirmBuckets(user.id, meta.ip ?? ''),
+    count: confirmBuckets(user.id, ipOf(meta)),
     onRight: (tx) => tx.users.markEmailVerified(user.id),
     // A parallel copy of the right code used it just now: that is a success too.
     done: async () => (await userOf(d, principal)).emailVerified,

@@ -1,3 +1,4 @@
+import type { HeaderValue, RouteContext } from '../http/types.js';
 import type { Logger } from '../ports/logger.js';
 
 /** Where a flow was called from: an HTTP route, or the library (then only what the host passed). */
@@ -10,9 +11,24 @@ export interface RequestMeta {
   route?: string;
 }
 
+/** The address for per-address limits; library calls without one skip those limits. */
+export const ipOf = (meta: RequestMeta): string => meta.ip ?? '';
+
+/** A route's request as the flows see it. */
+export function metaOf(rc: RouteContext<unknown>): RequestMeta {
+  const ua: HeaderValue = rc.headers['user-agent'];
+  return {
+    ip: rc.ip,
+    userAgent: (Array.isArray(ua) ? ua[0] : ua)?.slice(0, 256),
+    requestId: rc.requestId,
+    route: rc.route,
+  };
+}
+
 export interface AuthEvent {
   event: string;
-  outcome: 'success' | 'failure';
+  /** `pending`: a step succeeded and the flow waits for the next (MFA after the password). */
+  outcome: 'success' | 'failure' | 'pending';
   reason?: string;
   userId?: string | null;
   sid?: string | null;

@@ -1,7 +1,7 @@
 import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import type { SessionService } from './sessions.js';
 
 export interface LoginInput {
@@ -21,7 +21,7 @@ export async function login(
   meta: RequestMeta,
 ): Promise<SessionAnswer | MfaRequiredAnswer> {
   const { ctx, passwords } = d;
-  const ip = meta.ip ?? '';
+  const ip = ipOf(meta);
   const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', input.email]);
 
   const user = await ctx.stores.users.findByEmail(input.email);
@@ -65,7 +65,7 @@ export async function login(
       { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
       meta,
     );
-    return ctx.mfa.begin(user.id, { refresh, ip, methods });
+    return ctx.mfa.begin(user.id, { refresh, methods, meta });
   }
   const { sid, answer } = await sessions.issuer.issue(user.id, {
     refresh,

@@ -1,7 +1,7 @@
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail } from './mails.js';
 import { passwordContext } from './signup.js';
 
@@ -23,7 +23,7 @@ export async function changePassword(
   const { ctx, passwords } = d;
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user || user.disabled) throw new GatehouseError('invalid_token');
-  const ip = meta.ip ?? '';
+  const ip = ipOf(meta);
   const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', user.email]);
   if (!(await passwords.verify(user, input.currentPassword))) {
     logAuthEvent(
@@ -41,8 +41,8 @@ export async function changePassword(
     throw new GatehouseError('invalid_credentials');
   }
   await attempt.release();
-  passwords.assertStrong(input.newPassword, passwordContext(d, user));
-  await passwords.assertNotBreached(input.newPassword);
+  passwords.assertStrong(input.newPassword, passwordContext(d, user), 'newPassword');
+  await passwords.assertNotBreached(input.newPassword, 'newPassword');
   const passwordHash = await passwords.hash(input.newPassword);
 
   const at = ctx.clock.now();

@@ -17,11 +17,11 @@ export interface AuthPasswordService extends PasswordService {
   /** True when `passwordHash` was made with other parameters than the configured ones. */
   needsRehash(passwordHash: string): boolean;
   /** Throws 400 when the host's breached-password check knows `password`. */
-  assertNotBreached(password: string): Promise<void>;
+  assertNotBreached(password: string, field?: string): Promise<void>;
 }
 
-const weak = (message: string) =>
-  new GatehouseError('validation_failed', { errors: [{ path: 'password', message }] });
+const weak = (path: string, message: string) =>
+  new GatehouseError('validation_failed', { errors: [{ path, message }] });
 
 /** Argon2id hashing through a bounded queue, a dummy hash for unknown users (same cost),
  *  and the strength policy. The password is hashed exactly as sent: no trim, no folding. */
@@ -44,17 +44,18 @@ export function createPasswordService(config: AuthConfig): AuthPasswordService {
       return user !== null && ok;
     },
 
-    assertStrong(password, context) {
+    assertStrong(password, context, field = 'password') {
       const length = passwordLength(password);
-      if (length < PASSWORD_MIN) throw weak(`Use at least ${PASSWORD_MIN} characters`);
-      if (length > PASSWORD_MAX) throw weak(`Use at most ${PASSWORD_MAX} characters`);
+      if (length < PASSWORD_MIN) throw weak(field, `Use at least ${PASSWORD_MIN} characters`);
+      if (length > PASSWORD_MAX) throw weak(field, `Use at most ${PASSWORD_MAX} characters`);
       const { score, warning } = passwordScore(password, context);
-      if (score < config.minScore) throw weak(warning || 'Too easy to guess; add more words or characters');
+      if (score < config.minScore)
+        throw weak(field, warning || 'Too easy to guess; add more words or characters');
     },
 
-    async assertNotBreached(password) {
+    async assertNotBreached(password, field = 'password') {
       if (config.isBreached && (await config.isBreached(password)))
-        throw weak('This password appeared in a data breach; choose another');
+        throw weak(field, 'This password appeared in a data breach; choose another');
     },
 
     needsRehash(passwordHash) {

@@ -1,7 +1,7 @@
 import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
-import { logAuthEvent } from './log.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
 
 /** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
 export const REAUTH_WINDOW_SECONDS = 600;
@@ -15,29 +15,39 @@ export async function requireFreshAuth(
   ctx: GatehouseContext,
   principal: Principal,
   password?: string,
-  opts: { requirePassword?: boolean } = {},
+  opts: { requirePassword?: boolean; meta?: RequestMeta } = {},
 ): Promise<void> {
   if (password === undefined) {
     const age = Math.floor(ctx.clock.now().getTime() / 1000) - principal.authTime;
     if (!opts.requirePassword && age <= REAUTH_WINDOW_SECONDS) return;
-    throw denied(ctx, principal, opts.requirePassword ? 'password_required' : 'stale_auth');
+    throw denied(ctx, principal, opts.requirePassword ? 'password_required' : 'stale_auth', opts.meta);
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new GatehouseError('invalid_token');
   const attempt = await ctx.throttle.take(['login:email', user.email]);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
-    throw denied(ctx, principal, 'wrong_password');
+    throw denied(ctx, principal, 'wrong_password', opts.meta);
   }
   await attempt.release();
 }
 
-function denied(ctx: GatehouseContext, principal: Principal, reason: string): GatehouseError {
-  logAuthEvent(ctx.logger, 'info', {
-    event: 'authorization_denied',
-    outcome: 'failure',
-    reason,
-    userId: principal.userId,
-    sid: principal.sid,
-  });
+function denied(
+  ctx: GatehouseContext,
+  principal: Principal,
+  reason: string,
+  meta?: RequestMeta,
+): GatehouseError {
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    {
+      event: 'authorization_denied',
+      outcome: 'failure',
+      reason,
+      userId: principal.userId,
+      sid: principal.sid,
+    },
+    meta,
+  );
   return new GatehouseError('reauth_required');
 }

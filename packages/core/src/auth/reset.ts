@@ -1,7 +1,7 @@
 import { GatehouseError, isGatehouseError } from '../errors.js';
 import { randomToken, sha256 } from '../tokens/opaque.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail, resetCodeMail } from './mails.js';
 import { passwordContext } from './signup.js';
 
@@ -62,7 +62,7 @@ export async function forgotReset(
   meta: RequestMeta,
 ): Promise<void> {
   const { ctx, passwords } = d;
-  const ip = meta.ip ?? '';
+  const ip = ipOf(meta);
   const attempt = await ctx.throttle.take(['code:ip', ip]);
   const hash = sha256(input.code);
   const found = await ctx.stores.resetCodes.find(hash, ctx.clock.now());

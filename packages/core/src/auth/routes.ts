@@ -1,18 +1,8 @@
 import type { z } from 'zod';
-import type { HeaderValue, RouteContext, RouteDef } from '../http/types.js';
+import type { RouteDef } from '../http/types.js';
 import type { AuthFlows } from './api.js';
-import type { RequestMeta } from './log.js';
+import { metaOf } from './log.js';
 import * as s from './schemas.js';
-
-function metaOf(rc: RouteContext<unknown>): RequestMeta {
-  const ua: HeaderValue = rc.headers['user-agent'];
-  return {
-    ip: rc.ip,
-    userAgent: (Array.isArray(ua) ? ua[0] : ua)?.slice(0, 256),
-    requestId: rc.requestId,
-    route: rc.route,
-  };
-}
 
 const ok = (description: string, schema?: z.ZodType) => ({ description, schema });
 

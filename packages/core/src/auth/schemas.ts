@@ -1,14 +1,26 @@
 import { z } from 'zod';
-import { canonicalEmail } from './email.js';
+import { canonicalEmail, EMAIL_PATTERN } from './email.js';
 import { PASSWORD_MAX } from './passwords.js';
 
 /** Email as typed, made canonical (trim, NFC, lower case), then validated. */
-export const emailField = z.string().max(254).overwrite(canonicalEmail).pipe(z.email());
+export const emailField = z
+  .string()
+  .max(254)
+  .overwrite(canonicalEmail)
+  .pipe(z.email({ pattern: EMAIL_PATTERN }));
+
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits; the
  *  8-character minimum of new passwords is the strength policy's. */
-export const passwordField = z.string().min(1).max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters`);
+export const passwordField = z
+  .string()
+  .min(1)
+  .max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters`)
+  // A lone surrogate (a JSON escape such as \ud800) has no UTF-8 form: the hasher would take
+  // it as U+FFFD, and two different passwords would be one.
+  .refine((p) => !LONE_SURROGATE.test(p), 'Not valid Unicode text');
 
 const nameField = z.string().trim().min(1).max(200);
 export const tokenField = z.string().min(1).max(4096);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatehouseError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { contextWords } from './strength.js';
 
 export interface SignupInput {
@@ -26,7 +26,7 @@ export function passwordContext(d: AuthDeps, user: { email: string; name: string
 /** Registration. 409 `email_taken` for a registered email (a documented deviation: SECURITY.md). */
 export async function signup(d: AuthDeps, input: SignupInput, meta: RequestMeta) {
   const { ctx, passwords, config } = d;
-  await ctx.throttle.hit('signup:ip', meta.ip ?? '');
+  await ctx.throttle.hit('signup:ip', ipOf(meta));
   passwords.assertStrong(input.password, passwordContext(d, input));
   await passwords.assertNotBreached(input.password);
   if (await ctx.stores.users.findByEmail(input.email)) throw taken(d, meta);

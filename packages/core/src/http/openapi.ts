@@ -76,7 +76,8 @@ function operation(route: MountedRoute): Json {
   if (route.auth === 'bearer') op.security = [{ bearer: [] }];
   if (route.body) {
     op.requestBody = {
-      required: true,
+      // Routes whose body may be left out (a password only for re-authentication) say so.
+      required: !route.body.safeParse(undefined).success,
       content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
     };
   } else if (route.raw) {

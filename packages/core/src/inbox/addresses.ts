@@ -1,4 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser';
+import { canonicalEmail } from '../auth/email.js';
 
 /** Longest address kept (RFC 5321 path limit). */
 const MAX_ADDRESS = 254;
@@ -18,10 +19,8 @@ export function headerSafe(value: string, max = 998): string {
   return value.replace(CONTROL, ' ').trim().slice(0, max);
 }
 
-/** One canonical form of an email address: trim, NFC, lower case. */
-export function canonicalAddress(address: string): string {
-  return address.trim().normalize('NFC').toLowerCase();
-}
+/** One canonical form of an email address: the auth area's (trim, NFC, lower case). */
+export const canonicalAddress = canonicalEmail;
 
 /** The address without `+tag` sub-addressing: `ann+news@x` -> `ann@x`. */
 export function stripTag(address: string): string {

@@ -15,82 +15,90 @@ type In<T extends z.ZodType> = z.input<T>;
 type Out<T extends z.ZodType> = z.output<T>;
 type Password = Out<typeof s.optionalPasswordBody>;
 
-/** Library calls without an address skip the per-address limits (as in the auth area). */
-const ipOf = (meta: RequestMeta) => meta.ip ?? '';
-
 /** Every MFA flow of routes 9-15 and the enrolment table, with already-validated input (what
- *  the routes call). */
+ *  the routes call). Library calls without `meta.ip` skip the per-address limits. */
 export function createMfaFlows(env: MfaEnv) {
   return {
     /** Route 9: completes a pending login with the mailed login code. */
     loginWithEmailCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token', ip: ipOf(meta) }),
+      login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token' }, meta),
     /** Routes 10 and 13: mails a fresh code for a pending login (409 `nothing_to_resend`). */
-    resendCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
-      login.resendCode(env, { token: input.token, ip: ipOf(meta) }),
+    resendCode: (input: Out<typeof s.tokenBody>, _meta: RequestMeta = {}) => login.resendCode(env, input),
     /** Route 11: a TOTP, mailed or recovery code. */
     verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, { ...input, ip: ipOf(meta) }),
+      login.verifyCode(env, input, meta),
     /** Route 12. */
     verifyRecoveryCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, { ...input, methodType: 'recovery', ip: ipOf(meta) }),
+      login.verifyCode(env, { ...input, methodType: 'recovery', methodField: 'token' }, meta),
     /** Route 14. */
     webauthnLoginOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
-      login.webauthnLoginOptions(env, { mfaToken: input.mfaToken, ip: ipOf(meta) }),
+      login.webauthnLoginOptions(env, input, meta),
     /** Route 15. */
     webauthnLoginVerify: (input: Out<typeof s.webauthnVerifyBody>, meta: RequestMeta = {}) =>
-      login.webauthnLoginVerify(env, {
-        mfaToken: input.mfaToken,
-        assertionResponse: input.assertionResponse as AuthenticationResponseJSON,
-        ip: ipOf(meta),
-      }),
+      login.webauthnLoginVerify(
+        env,
+        {
+          mfaToken: input.mfaToken,
+          assertionResponse: input.assertionResponse as AuthenticationResponseJSON,
+        },
+        meta,
+      ),
 
-    totpSetup: (principal: Principal, input?: Password) => enrol.totpSetup(env, principal, input?.password),
+    totpSetup: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
+      enrol.totpSetup(env, principal, input?.password, meta),
     totpConfirm: (principal: Principal, input: Out<typeof s.confirmBody>, meta: RequestMeta = {}) =>
-      enrol.totpConfirm(env, principal, { ...input, ip: ipOf(meta) }),
-    emailSetup: (principal: Principal, input?: Password) => enrol.emailSetup(env, principal, input?.password),
+      enrol.totpConfirm(env, principal, input, meta),
+    emailSetup: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
+      enrol.emailSetup(env, principal, input?.password, meta),
     emailConfirm: (principal: Principal, input: Out<typeof s.confirmBody>, meta: RequestMeta = {}) =>
-      enrol.emailConfirm(env, principal, { ...input, ip: ipOf(meta) }),
+      enrol.emailConfirm(env, principal, input, meta),
     webauthnRegisterOptions: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
-      enrol.webauthnRegisterOptions(env, principal, { password: input?.password, ip: ipOf(meta) }),
+      enrol.webauthnRegisterOptions(env, principal, { password: input?.password }, meta),
     webauthnRegisterVerify: (
       principal: Principal,
       input: Out<typeof s.registerVerifyBody>,
       meta: RequestMeta = {},
     ) =>
-      enrol.webauthnRegisterVerify(env, principal, {
-        attestationResponse: input.attestationResponse as RegistrationResponseJSON,
-        name: input.name,
-        password: input.password,
-        ip: ipOf(meta),
-      }),
+      enrol.webauthnRegisterVerify(
+        env,
+        principal,
+        {
+          attestationResponse: input.attestationResponse as RegistrationResponseJSON,
+          name: input.name,
+          password: input.password,
+        },
+        meta,
+      ),
     listPasskeys: async (principal: Principal) => ({ credentials: await enrol.listPasskeys(env, principal) }),
     /** Needs the password whatever the login's age. */
-    removePasskey: (principal: Principal, id: string, input?: Password) =>
-      enrol.removePasskey(env, principal, id, input?.password),
+    removePasskey: (principal: Principal, id: string, input?: Password, meta: RequestMeta = {}) =>
+      enrol.removePasskey(env, principal, id, input?.password, meta),
     /** Needs the password whatever the login's age; the old codes die. */
-    regenerateRecoveryCodes: (principal: Principal, input?: Password) =>
-      enrol.regenerateRecovery(env, principal, input?.password),
+    regenerateRecoveryCodes: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
+      enrol.regenerateRecovery(env, principal, input?.password, meta),
     /** Needs the password whatever the login's age. */
-    disableMfaMethod: (principal: Principal, method: MfaMethod, input?: Password) =>
-      enrol.disableMethod(env, principal, method, input?.password),
+    disableMfaMethod: (principal: Principal, method: MfaMethod, input?: Password, meta: RequestMeta = {}) =>
+      enrol.disableMethod(env, principal, method, input?.password, meta),
 
     // `mfa.required`: a login without a method enrols its first one with the pending token.
     enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolTotpSetup(env, input),
     enrolTotpConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
-      atLogin.enrolTotpConfirm(env, { ...input, ip: ipOf(meta) }),
+      atLogin.enrolTotpConfirm(env, input, meta),
     enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolEmailSetup(env, input),
     enrolEmailConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
-      atLogin.enrolEmailConfirm(env, { ...input, ip: ipOf(meta) }),
+      atLogin.enrolEmailConfirm(env, input, meta),
     enrolPasskeyOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
-      atLogin.enrolPasskeyOptions(env, { ...input, ip: ipOf(meta) }),
+      atLogin.enrolPasskeyOptions(env, input, meta),
     enrolPasskeyVerify: (input: Out<typeof s.enrolPasskeyBody>, meta: RequestMeta = {}) =>
-      atLogin.enrolPasskeyVerify(env, {
-        mfaToken: input.mfaToken,
-        attestationResponse: input.attestationResponse as RegistrationResponseJSON,
-        name: input.name,
-        ip: ipOf(meta),
-      }),
+      atLogin.enrolPasskeyVerify(
+        env,
+        {
+          mfaToken: input.mfaToken,
+          attestationResponse: input.attestationResponse as RegistrationResponseJSON,
+          name: input.name,
+        },
+        meta,
+      ),
   };
 }
 
@@ -119,12 +127,17 @@ export function createMfaApi(flows: MfaFlows) {
     enrolEmailConfirm: validated(s.mfaTokenCodeBody, flows.enrolEmailConfirm),
     enrolPasskeyOptions: validated(s.mfaTokenBody, flows.enrolPasskeyOptions),
     enrolPasskeyVerify: validated(s.enrolPasskeyBody, flows.enrolPasskeyVerify),
-    removePasskey: async (principal: Principal, id: string, input?: In<typeof s.optionalPasswordBody>) =>
-      flows.removePasskey(principal, id, validate(s.optionalPasswordBody, input)),
+    removePasskey: async (
+      principal: Principal,
+      id: string,
+      input?: In<typeof s.optionalPasswordBody>,
+      meta: RequestMeta = {},
+    ) => flows.removePasskey(principal, id, validate(s.optionalPasswordBody, input), meta),
     disableMfaMethod: async (
       principal: Principal,
       method: MfaMethod,
       input?: In<typeof s.optionalPasswordBody>,
-    ) => flows.disableMfaMethod(principal, method, validate(s.optionalPasswordBody, input)),
+      meta: RequestMeta = {},
+    ) => flows.disableMfaMethod(principal, method, validate(s.optionalPasswordBody, input), meta),
   };
 }

@@ -1,4 +1,5 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { ipOf, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { MfaEnv } from './env.js';
@@ -39,55 +40,57 @@ async function enrolled(
   env: MfaEnv,
   opened: OpenPending,
   method: MfaMethod,
-  ip: string,
+  meta: RequestMeta,
 ): Promise<SessionAnswer & { recoveryCodes?: string[] }> {
-  const added = await factorAdded(env, opened.user, method, false, undefined);
-  const session = await completeLogin(env, opened, method === 'webauthn' ? 'webauthn' : method, ip);
+  const added = await factorAdded(env, opened.user, method, false, undefined, meta);
+  const session = await completeLogin(env, opened, method === 'webauthn' ? 'webauthn' : method, meta);
   return { ...session, ...added };
 }
 
 async function confirmWith(
   env: MfaEnv,
-  input: { mfaToken: string; ip: string },
+  mfaToken: string,
+  meta: RequestMeta,
   method: MfaMethod,
   confirm: (p: OpenPending) => Promise<boolean>,
 ) {
   assertAllowed(env, method);
-  const opened = await attempt(env, input.mfaToken, input.ip, `enrol_${method}`, async (p) => {
+  const opened = await attempt(env, mfaToken, meta, `enrol_${method}`, async (p) => {
     await assertEnrolling(env, p);
     return confirm(p);
   });
-  return enrolled(env, opened, method, input.ip);
+  return enrolled(env, opened, method, meta);
 }
 
 export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }) {
   return startTotp(env, (await open(env, input.mfaToken, 'totp')).user);
 }
 
-export function enrolTotpConfirm(env: MfaEnv, input: { mfaToken: string; code: string; ip: string }) {
-  return confirmWith(env, input, 'totp', (p) => confirmTotp(env, p.user, input.code));
+export function enrolTotpConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
+  return confirmWith(env, input.mfaToken, meta, 'totp', (p) => confirmTotp(env, p.user, input.code));
 }
 
 export async function enrolEmailSetup(env: MfaEnv, input: { mfaToken: string }): Promise<void> {
   await startEmail(env, (await open(env, input.mfaToken, 'email')).user);
 }
 
-export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: string; ip: string }) {
-  return confirmWith(env, input, 'email', (p) => confirmEmail(env, p.user, input.code));
+export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
+  return confirmWith(env, input.mfaToken, meta, 'email', (p) => confirmEmail(env, p.user, input.code));
 }
 
-export async function enrolPasskeyOptions(env: MfaEnv, input: { mfaToken: string; ip: string }) {
-  await env.ctx.throttle.hit('webauthn:ip', input.ip);
+export async function enrolPasskeyOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
+  await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
   return startPasskey(env, (await open(env, input.mfaToken, 'webauthn')).user);
 }
 
 export async function enrolPasskeyVerify(
   env: MfaEnv,
-  input: { mfaToken: string; attestationResponse: RegistrationResponseJSON; name?: string; ip: string },
+  input: { mfaToken: string; attestationResponse: RegistrationResponseJSON; name?: string },
+  meta: RequestMeta,
 ) {
   let credentialId = '';
-  const answer = await confirmWith(env, input, 'webauthn', async (p) => {
-    credentialId = (await confirmPasskey(env, p.user, input.attestationResponse, input.name)) ?? '';
+  const answer = await confirmWith(env, input.mfaToken, meta, 'webauthn', async (p) => {
+    credentialId = (await confirmPasskey(env, p.user, input.attestationResponse, input.name, meta)) ?? '';
     return credentialId !== '';
   });
   return { credentialId, ...answer };

@@ -1,4 +1,5 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { ipOf, type RequestMeta } from '../auth/log.js';
 import { requireFreshAuth } from '../auth/reauth.js';
 import type { MfaMethod } from '../context.js';
 import { GatehouseError } from '../errors.js';
@@ -28,23 +29,28 @@ async function currentUser(env: MfaEnv, principal: Principal): Promise<User> {
 }
 
 /** Fresh authentication for adding a factor: a recent login or the password. */
-async function fresh(env: MfaEnv, principal: Principal, password?: string): Promise<User> {
-  await requireFreshAuth(env.ctx, principal, password);
+async function fresh(env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) {
+  await requireFreshAuth(env.ctx, principal, password, { meta });
   return currentUser(env, principal);
 }
 
 /** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
  *  the login's age. A missing one answers 403 `reauth_required` (CONTRACT.md 2.1), not a field
  *  error; a wrong one too, and counts as a failed login. */
-async function withPassword(env: MfaEnv, principal: Principal, password: string | undefined): Promise<User> {
-  await requireFreshAuth(env.ctx, principal, password, { requirePassword: true });
+async function withPassword(
+  env: MfaEnv,
+  principal: Principal,
+  password: string | undefined,
+  meta: RequestMeta,
+) {
+  await requireFreshAuth(env.ctx, principal, password, { requirePassword: true, meta });
   return currentUser(env, principal);
 }
 
 /** Code attempts during enrolment are throttled per user and address like login codes:
  *  counted before the check, given back when the code is right. */
-async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<boolean>): Promise<void> {
-  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ip]);
+async function checkCode(env: MfaEnv, user: User, meta: RequestMeta, ok: () => Promise<boolean>) {
+  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ipOf(meta)]);
   let right: boolean;
   try {
     right = await ok();
@@ -59,61 +65,75 @@ async function checkCode(env: MfaEnv, user: User, ip: string, ok: () => Promise<
 
 const hasMfa = async (env: MfaEnv, user: User) => (await enabledMethods(env, user.id)).length > 0;
 
-export async function totpSetup(env: MfaEnv, principal: Principal, password?: string) {
+export async function totpSetup(
+  env: MfaEnv,
+  principal: Principal,
+  password: string | undefined,
+  meta: RequestMeta,
+) {
   assertAllowed(env, 'totp');
-  return startTotp(env, await fresh(env, principal, password));
+  return startTotp(env, await fresh(env, principal, password, meta));
 }
 
 export async function totpConfirm(
   env: MfaEnv,
   principal: Principal,
-  input: { code: string; password?: string; ip: string },
+  input: { code: string; password?: string },
+  meta: RequestMeta,
 ) {
   assertAllowed(env, 'totp');
-  const user = await fresh(env, principal, input.password);
+  const user = await fresh(env, principal, input.password, meta);
   const hadMfa = await hasMfa(env, user);
-  await checkCode(env, user, input.ip, () => confirmTotp(env, user, input.code));
-  return factorAdded(env, user, 'totp', hadMfa, principal.sid);
+  await checkCode(env, user, meta, () => confirmTotp(env, user, input.code));
+  return factorAdded(env, user, 'totp', hadMfa, principal.sid, meta);
 }
 
-export async function emailSetup(env: MfaEnv, principal: Principal, password?: string): Promise<void> {
+export async function emailSetup(
+  env: MfaEnv,
+  principal: Principal,
+  password: string | undefined,
+  meta: RequestMeta,
+): Promise<void> {
   assertAllowed(env, 'email');
-  await startEmail(env, await fresh(env, principal, password));
+  await startEmail(env, await fresh(env, principal, password, meta));
 }
 
 export async function emailConfirm(
   env: MfaEnv,
   principal: Principal,
-  input: { code: string; password?: string; ip: string },
+  input: { code: string; password?: string },
+  meta: RequestMeta,
 ) {
   assertAllowed(env, 'email');
-  const user = await fresh(env, principal, input.password);
+  const user = await fresh(env, principal, input.password, meta);
   const hadMfa = await hasMfa(env, user);
-  await checkCode(env, user, input.ip, () => confirmEmail(env, user, input.code));
-  return factorAdded(env, user, 'email', hadMfa, principal.sid);
+  await checkCode(env, user, meta, () => confirmEmail(env, user, input.code));
+  return factorAdded(env, user, 'email', hadMfa, principal.sid, meta);
 }
 
 export async function webauthnRegisterOptions(
   env: MfaEnv,
   principal: Principal,
-  input: { password?: string; ip: string },
+  input: { password?: string },
+  meta: RequestMeta,
 ) {
-  await env.ctx.throttle.hit('webauthn:ip', input.ip);
+  await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
   assertAllowed(env, 'webauthn');
-  return startPasskey(env, await fresh(env, principal, input.password));
+  return startPasskey(env, await fresh(env, principal, input.password, meta));
 }
 
 export async function webauthnRegisterVerify(
   env: MfaEnv,
   principal: Principal,
-  input: { attestationResponse: RegistrationResponseJSON; name?: string; password?: string; ip: string },
+  input: { attestationResponse: RegistrationResponseJSON; name?: string; password?: string },
+  meta: RequestMeta,
 ) {
   assertAllowed(env, 'webauthn');
-  const user = await fresh(env, principal, input.password);
+  const user = await fresh(env, principal, input.password, meta);
   const hadMfa = await hasMfa(env, user);
-  const credentialId = await confirmPasskey(env, user, input.attestationResponse, input.name);
+  const credentialId = await confirmPasskey(env, user, input.attestationResponse, input.name, meta);
   if (!credentialId) throw new GatehouseError('invalid_code');
-  return { credentialId, ...(await factorAdded(env, user, 'webauthn', hadMfa, principal.sid)) };
+  return { credentialId, ...(await factorAdded(env, user, 'webauthn', hadMfa, principal.sid, meta)) };
 }
 
 export async function listPasskeys(env: MfaEnv, principal: Principal) {
@@ -129,9 +149,15 @@ export async function listPasskeys(env: MfaEnv, principal: Principal) {
 }
 
 /** After a removal: with no method left MFA is off and the recovery codes go too. */
-async function afterRemoval(env: MfaEnv, user: User, principal: Principal, method: MfaMethod) {
+async function afterRemoval(
+  env: MfaEnv,
+  user: User,
+  principal: Principal,
+  method: MfaMethod,
+  meta: RequestMeta,
+) {
   if (!(await hasMfa(env, user))) await env.ctx.stores.recoveryCodes.deleteAll(user.id);
-  await changed(env, user, principal.sid, { kind: 'removed', method });
+  await changed(env, user, principal.sid, { kind: 'removed', method }, meta);
 }
 
 export async function disableMethod(
@@ -139,15 +165,16 @@ export async function disableMethod(
   principal: Principal,
   method: MfaMethod,
   password: string | undefined,
+  meta: RequestMeta,
 ): Promise<void> {
-  const user = await withPassword(env, principal, password);
+  const user = await withPassword(env, principal, password, meta);
   const { mfaFactors, webauthnCredentials } = env.ctx.stores;
   const removed =
     method === 'webauthn'
       ? (await webauthnCredentials.removeAllCredentials(user.id)) > 0
       : await mfaFactors.removeFactor(user.id, method);
   if (!removed) throw new GatehouseError('not_found');
-  await afterRemoval(env, user, principal, method);
+  await afterRemoval(env, user, principal, method, meta);
 }
 
 export async function removePasskey(
@@ -155,18 +182,24 @@ export async function removePasskey(
   principal: Principal,
   id: string,
   password: string | undefined,
+  meta: RequestMeta,
 ) {
-  const user = await withPassword(env, principal, password);
+  const user = await withPassword(env, principal, password, meta);
   if (!(await env.ctx.stores.webauthnCredentials.removeCredential(user.id, id)))
     throw new GatehouseError('not_found');
-  await afterRemoval(env, user, principal, 'webauthn');
+  await afterRemoval(env, user, principal, 'webauthn', meta);
 }
 
-export async function regenerateRecovery(env: MfaEnv, principal: Principal, password: string | undefined) {
-  const user = await withPassword(env, principal, password);
+export async function regenerateRecovery(
+  env: MfaEnv,
+  principal: Principal,
+  password: string | undefined,
+  meta: RequestMeta,
+) {
+  const user = await withPassword(env, principal, password, meta);
   if (!(await hasMfa(env, user)))
     throw new GatehouseError('validation_failed', { detail: 'MFA is not enabled' });
   const recoveryCodes = await regenerateRecoveryCodes(env, user.id);
-  await changed(env, user, principal.sid, { kind: 'recovery_regenerated' });
+  await changed(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
   return { recoveryCodes };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import { useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod, ThrottleBucket } from '../context.js';
 import { GatehouseError, isGatehouseError } from '../errors.js';
@@ -88,8 +89,9 @@ export async function confirmPasskey(
   user: User,
   attestation: RegistrationResponseJSON,
   name: string | undefined,
+  meta: RequestMeta,
 ): Promise<string | null> {
-  const cred = await verifyRegistration(env, user, attestation, name ?? 'Passkey');
+  const cred = await verifyRegistration(env, user, attestation, name ?? 'Passkey', meta);
   if (!cred) return null;
   if (!(await env.ctx.stores.webauthnCredentials.addCredential(cred)))
     throw new GatehouseError('validation_failed', {
@@ -100,20 +102,28 @@ export async function confirmPasskey(
 
 /** After a change: the user's other sessions end (option; all of them when `exceptSid` is
  *  absent), the owner is mailed, the change is logged. */
-export async function changed(env: MfaEnv, user: User, exceptSid: string | undefined, notice: MfaNotice) {
+export async function changed(
+  env: MfaEnv,
+  user: User,
+  exceptSid: string | undefined,
+  notice: MfaNotice,
+  meta: RequestMeta,
+) {
   if (env.cfg.endSessionsOnChange)
     await env.ctx.sessions.endAll(user.id, { exceptSid, reason: 'mfa_change' });
   notifyOwner(env, user, notice);
-  env.ctx.logger.info(
+  logAuthEvent(
+    env.ctx.logger,
+    'info',
     {
       event:
         notice.kind === 'removed' ? 'mfa_removed' : notice.kind === 'added' ? 'mfa_enrolled' : 'mfa_recovery',
       outcome: 'success',
       method: 'method' in notice ? notice.method : 'recovery',
       userId: user.id,
-      sid: exceptSid ?? null,
+      sid: exceptSid,
     },
-    'mfa changed',
+    meta,
   );
 }
 
@@ -124,8 +134,9 @@ export async function factorAdded(
   method: MfaMethod,
   hadMfa: boolean,
   exceptSid: string | undefined,
+  meta: RequestMeta,
 ): Promise<{ recoveryCodes?: string[] }> {
   const recoveryCodes = hadMfa ? undefined : await regenerateRecoveryCodes(env, user.id);
-  await changed(env, user, exceptSid, { kind: 'added', method });
+  await changed(env, user, exceptSid, { kind: 'added', method }, meta);
   return recoveryCodes ? { recoveryCodes } : {};
 }

@@ -1,4 +1,5 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
@@ -19,7 +20,7 @@ export type CodeMethod = 'totp' | 'email' | 'recovery';
 export async function beginMfa(
   env: MfaEnv,
   userId: string,
-  opts: { refresh: boolean; ip: string; methods: MfaMethod[] },
+  opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
 ): Promise<MfaRequiredAnswer> {
   const user = await env.ctx.stores.users.findById(userId);
   if (!user) throw new GatehouseError('invalid_credentials');
@@ -33,20 +34,22 @@ export async function beginMfa(
   if (methods.length === 0) {
     // Only with `mfa.required`: this pending login can enrol a first method, nothing else.
     if (!env.cfg.required) throw new Error('begin() needs at least one method unless mfa.required');
-    env.ctx.logger.info(
-      { event: 'mfa_challenge', outcome: 'pending', reason: 'enrolment_required', userId, ip: opts.ip },
-      'mfa enrolment required',
-    );
+    challenged(env, { reason: 'enrolment_required', userId, methods: [] }, opts.meta);
     return { mfaRequired: true, mfaToken: token, methods: [], enrol: [...env.cfg.methods] };
   }
   if (mailCode) await sendEmailCode(env, user, loginCodeKey(pending.jti));
   const offered: MfaRequiredAnswer['methods'] = [...methods];
   if (await hasRecoveryCodes(env, userId)) offered.push('recovery');
-  env.ctx.logger.info(
-    { event: 'mfa_challenge', outcome: 'pending', userId, ip: opts.ip, methods: offered },
-    'mfa required',
-  );
+  challenged(env, { userId, methods: offered }, opts.meta);
   return { mfaRequired: true, mfaToken: token, methods: offered };
+}
+
+function challenged(
+  env: MfaEnv,
+  e: { reason?: string; userId: string; methods: string[] },
+  meta: RequestMeta,
+): void {
+  logAuthEvent(env.ctx.logger, 'info', { event: 'mfa_challenge', outcome: 'pending', ...e }, meta);
 }
 
 const AMR: Record<CodeMethod | 'webauthn', string[]> = {
@@ -61,28 +64,33 @@ export async function completeLogin(
   env: MfaEnv,
   { pending, user }: OpenPending,
   method: CodeMethod | 'webauthn',
-  ip: string,
+  meta: RequestMeta,
 ): Promise<SessionAnswer> {
   const { sid, answer } = await env.ctx.sessions.issue(user.id, {
     refresh: pending.refresh,
     amr: AMR[method],
     authTime: nowSeconds(env),
-    ip,
+    ip: ipOf(meta),
+    userAgent: meta.userAgent,
   });
-  env.ctx.logger.info(
-    { event: 'mfa_verified', outcome: 'success', method, userId: user.id, sid, ip },
-    'mfa ok',
+  logAuthEvent(
+    env.ctx.logger,
+    'info',
+    { event: 'mfa_verified', outcome: 'success', method, userId: user.id, sid },
+    meta,
   );
   return answer;
 }
 
 /** 400 when the request names a method this login cannot use (no code is checked, nothing
  *  is counted). */
+const notOffered = (method: string, path: string) =>
+  new GatehouseError('validation_failed', {
+    errors: [{ path, message: `${method} is not a method of this login` }],
+  });
+
 function assertOffered(p: OpenPending, method: MfaMethod, path: string): void {
-  if (!p.pending.methods.includes(method))
-    throw new GatehouseError('validation_failed', {
-      errors: [{ path, message: `${method} is not a method of this login` }],
-    });
+  if (!p.pending.methods.includes(method)) throw notOffered(method, path);
 }
 
 /** A TOTP code of a step after the last accepted one; the step is taken once the attempt
@@ -116,15 +124,21 @@ async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise
  *  unoffered method is blamed on (route 9 has no `methodType`: its token is what is wrong). */
 export async function verifyCode(
   env: MfaEnv,
-  input: { token: string; code: string; methodType?: CodeMethod; ip: string; methodField?: string },
+  input: { token: string; code: string; methodType?: CodeMethod; methodField?: string },
+  meta: RequestMeta,
 ): Promise<SessionAnswer> {
   const code = input.code.trim();
+  const field = input.methodField ?? 'methodType';
   let used: CodeMethod = input.methodType ?? 'totp';
-  const opened = await attempt(env, input.token, input.ip, input.methodType ?? 'auto', async (p) => {
+  const opened = await attempt(env, input.token, meta, input.methodType ?? 'auto', async (p) => {
     const offered = p.pending.methods;
-    if (input.methodType === 'recovery') return checkRecovery(env, p, code);
+    if (input.methodType === 'recovery') {
+      // Named, recovery must be a method the user still has (every code used: none).
+      if (!(await hasRecoveryCodes(env, p.user.id))) throw notOffered('recovery', field);
+      return checkRecovery(env, p, code);
+    }
     if (input.methodType) {
-      assertOffered(p, input.methodType, input.methodField ?? 'methodType');
+      assertOffered(p, input.methodType, field);
       return input.methodType === 'totp'
         ? checkTotp(env, p.user.id, code)
         : checkLoginCode(env, p.pending.jti, code);
@@ -145,20 +159,20 @@ export async function verifyCode(
     if (email !== false) used = 'email';
     return email;
   });
-  return completeLogin(env, opened, used, input.ip);
+  return completeLogin(env, opened, used, meta);
 }
 
 /** Routes 10 and 13: mails a fresh code for a pending login whose user has the email method
  *  (the previous code dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
-export async function resendCode(env: MfaEnv, input: { token: string; ip: string }): Promise<void> {
+export async function resendCode(env: MfaEnv, input: { token: string }): Promise<void> {
   const { pending, user } = await openPending(env, input.token);
   if (!pending.methods.includes('email')) throw new GatehouseError('nothing_to_resend');
   await sendLoginCode(env, pending, user);
 }
 
 /** Route 14: WebAuthn request options for a pending login. */
-export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string; ip: string }) {
-  await env.ctx.throttle.hit('webauthn:ip', input.ip);
+export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
+  await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
   const p = await openPending(env, input.mfaToken);
   assertOffered(p, 'webauthn', 'mfaToken');
   return authenticationOptions(env, p.user.id, p.pending.jti, p.pending.expiresAt);
@@ -168,20 +182,23 @@ export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: strin
  *  as a wrong code; the challenge is gone either way (ask for fresh options). */
 export async function webauthnLoginVerify(
   env: MfaEnv,
-  input: { mfaToken: string; assertionResponse: AuthenticationResponseJSON; ip: string },
+  input: { mfaToken: string; assertionResponse: AuthenticationResponseJSON },
+  meta: RequestMeta,
 ): Promise<SessionAnswer> {
-  const opened = await attempt(env, input.mfaToken, input.ip, 'webauthn', async (p) => {
+  const opened = await attempt(env, input.mfaToken, meta, 'webauthn', async (p) => {
     assertOffered(p, 'webauthn', 'mfaToken');
-    return (await verifyAuthentication(env, p.user.id, p.pending.jti, input.assertionResponse)) !== null;
+    return (
+      (await verifyAuthentication(env, p.user.id, p.pending.jti, input.assertionResponse, meta)) !== null
+    );
   });
-  return completeLogin(env, opened, 'webauthn', input.ip);
+  return completeLogin(env, opened, 'webauthn', meta);
 }
 
 /** The gate the auth area's login calls. */
 export function createMfaGate(env: MfaEnv) {
   return {
     methods: (userId: string) => enabledMethods(env, userId),
-    begin: (userId: string, opts: { refresh: boolean; ip: string; methods: MfaMethod[] }) =>
+    begin: (userId: string, opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta }) =>
       beginMfa(env, userId, opts),
     async voidPending(userId: string, stores: Stores = env.ctx.stores) {
       await stores.pendingLogins.voidForUser(userId);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
@@ -75,18 +76,20 @@ export type FactorCheck = boolean | { commit: () => Promise<boolean> };
 export async function attempt(
   env: MfaEnv,
   token: string,
-  ip: string,
+  meta: RequestMeta,
   method: string,
   check: (p: OpenPending) => Promise<FactorCheck>,
 ): Promise<OpenPending> {
   const opened = await openPending(env, token);
   const { pending, user } = opened;
   const { logger, clock, stores } = env.ctx;
-  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ip]);
+  const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ipOf(meta)]);
   const refused = (reason: string) => {
-    logger.info(
-      { event: 'mfa_failed', outcome: 'failure', reason, method, userId: user.id, ip },
-      'mfa code rejected',
+    logAuthEvent(
+      logger,
+      'info',
+      { event: 'mfa_failed', outcome: 'failure', reason, method, userId: user.id },
+      meta,
     );
     return new GatehouseError('invalid_code');
   };

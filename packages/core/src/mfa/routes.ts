@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { metaOf } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { MfaFlows } from './api.js';
@@ -17,8 +18,8 @@ function route<B>(def: Omit<RouteDef<B>, 'area'>): RouteDef<B> {
 
 /** Routes 9-15 of CONTRACT.md section 2 and the MFA enrolment table. */
 export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
-  const resend = async ({ body, ip }: RouteContext<Out<typeof s.tokenBody>>) => {
-    await flows.resendCode(body, { ip });
+  const resend = async (rc: RouteContext<Out<typeof s.tokenBody>>) => {
+    await flows.resendCode(rc.body, metaOf(rc));
     return { status: 202, body: { accepted: true } };
   };
   const disable = (method: MfaMethod) =>
@@ -29,8 +30,8 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: `Remove the ${method} method (password required)`,
       responses: noContent,
-      handler: async ({ principal, body }) => {
-        await flows.disableMfaMethod(principal, method, body);
+      handler: async (rc) => {
+        await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
         return { status: 204 };
       },
     });
@@ -44,7 +45,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
       responses: session,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.loginWithEmailCode(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.loginWithEmailCode(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -62,7 +63,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
       responses: session,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.verifyMfa(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.verifyMfa(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -71,7 +72,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
       responses: session,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.verifyRecoveryCode(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.verifyRecoveryCode(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -89,9 +90,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.mfaTokenBody,
       summary: 'WebAuthn request options for a pending login',
       responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON' } },
-      handler: async ({ body, ip }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.webauthnLoginOptions(body, { ip }),
+        body: await flows.webauthnLoginOptions(rc.body, metaOf(rc)),
       }),
     }),
     route({
@@ -101,7 +102,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
       responses: session,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.webauthnLoginVerify(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.webauthnLoginVerify(rc.body, metaOf(rc)) }),
     }),
 
     // --- enrolment and housekeeping (Bearer) ---
@@ -117,7 +118,10 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
           schema: z.object({ secret: z.string(), otpauthUri: z.string() }),
         },
       },
-      handler: async ({ principal, body }) => ({ status: 200, body: await flows.totpSetup(principal, body) }),
+      handler: async (rc) => ({
+        status: 200,
+        body: await flows.totpSetup(rc.principal, rc.body, metaOf(rc)),
+      }),
     }),
     route({
       method: 'POST',
@@ -126,9 +130,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
-      handler: async ({ principal, body, ip }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.totpConfirm(principal, body, { ip }),
+        body: await flows.totpConfirm(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
     route({
@@ -138,8 +142,8 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: 'Start email-code enrolment: a code is mailed',
       responses: accepted,
-      handler: async ({ principal, body }) => {
-        await flows.emailSetup(principal, body);
+      handler: async (rc) => {
+        await flows.emailSetup(rc.principal, rc.body, metaOf(rc));
         return { status: 202, body: { accepted: true } };
       },
     }),
@@ -150,9 +154,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
-      handler: async ({ principal, body, ip }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.emailConfirm(principal, body, { ip }),
+        body: await flows.emailConfirm(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
     route({
@@ -162,9 +166,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
       responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
-      handler: async ({ principal, body, ip }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.webauthnRegisterOptions(principal, body, { ip }),
+        body: await flows.webauthnRegisterOptions(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
     route({
@@ -179,9 +183,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
           schema: z.object({ credentialId: z.string(), recoveryCodes: z.array(z.string()).optional() }),
         },
       },
-      handler: async ({ principal, body, ip }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.webauthnRegisterVerify(principal, body, { ip }),
+        body: await flows.webauthnRegisterVerify(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
     route({
@@ -198,8 +202,8 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
       responses: noContent,
-      handler: async ({ principal, params, body }) => {
-        await flows.removePasskey(principal, params.id!, body);
+      handler: async (rc) => {
+        await flows.removePasskey(rc.principal, rc.params.id!, rc.body, metaOf(rc));
         return { status: 204 };
       },
     }),
@@ -210,9 +214,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       body: s.optionalPasswordBody,
       summary: 'Replace the recovery codes (password required); the old ones die',
       responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
-      handler: async ({ principal, body }) => ({
+      handler: async (rc) => ({
         status: 200,
-        body: await flows.regenerateRecoveryCodes(principal, body),
+        body: await flows.regenerateRecoveryCodes(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
     disable('totp'),
@@ -247,7 +251,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolTotpConfirm(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.enrolTotpConfirm(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -268,7 +272,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolEmailConfirm(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.enrolEmailConfirm(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -277,7 +281,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       body: s.mfaTokenBody,
       summary: 'mfa.required: passkey creation options during a login without a method',
       responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolPasskeyOptions(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.enrolPasskeyOptions(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -286,7 +290,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
       responses: sessionWithCodes,
-      handler: async ({ body, ip }) => ({ status: 200, body: await flows.enrolPasskeyVerify(body, { ip }) }),
+      handler: async (rc) => ({ status: 200, body: await flows.enrolPasskeyVerify(rc.body, metaOf(rc)) }),
     }),
   ];
 }

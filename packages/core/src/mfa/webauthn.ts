@@ -9,6 +9,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { User } from '../ports/user-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
 import { addSeconds, type MfaEnv } from './env.js';
@@ -25,8 +26,13 @@ function reasonOf(e: unknown): string {
 }
 
 /** Logs a refused ceremony (never the client's values); the caller answers with null. */
-function rejected(env: MfaEnv, userId: string, reason: string, what: 'attestation' | 'assertion'): null {
-  env.ctx.logger.info({ event: 'webauthn_rejected', outcome: 'failure', reason, userId }, `${what} rejected`);
+function rejected(env: MfaEnv, userId: string, reason: string, meta: RequestMeta): null {
+  logAuthEvent(
+    env.ctx.logger,
+    'info',
+    { event: 'webauthn_rejected', outcome: 'failure', reason, userId },
+    meta,
+  );
   return null;
 }
 
@@ -75,6 +81,7 @@ export async function verifyRegistration(
   user: User,
   response: RegistrationResponseJSON,
   name: string,
+  meta: RequestMeta,
 ): Promise<StoredWebAuthnCredential | null> {
   const now = env.ctx.clock.now();
   const ch = await env.ctx.stores.webauthnChallenges.takeChallenge('register', user.id, now);
@@ -91,8 +98,7 @@ export async function verifyRegistration(
     });
     if (!r.verified) return null;
     const { credential, credentialDeviceType, credentialBackedUp } = r.registrationInfo;
-    if (!usablePublicKey(credential.publicKey))
-      return rejected(env, user.id, 'unusable_public_key', 'attestation');
+    if (!usablePublicKey(credential.publicKey)) return rejected(env, user.id, 'unusable_public_key', meta);
     return {
       id: credential.id,
       userId: user.id,
@@ -106,7 +112,7 @@ export async function verifyRegistration(
       lastUsedAt: null,
     };
   } catch (e) {
-    return rejected(env, user.id, reasonOf(e), 'attestation');
+    return rejected(env, user.id, reasonOf(e), meta);
   }
 }
 
@@ -147,6 +153,7 @@ export async function verifyAuthentication(
   userId: string,
   jti: string,
   response: AuthenticationResponseJSON,
+  meta: RequestMeta,
 ): Promise<{ userVerified: boolean } | null> {
   const { webauthnChallenges, webauthnCredentials } = env.ctx.stores;
   const now = env.ctx.clock.now();
@@ -158,7 +165,7 @@ export async function verifyAuthentication(
   // Compared as bytes, so padding or the URL-unsafe alphabet do not matter.
   const handle = response.response.userHandle;
   if (handle && !Buffer.from(handle, 'base64url').equals(userHandle(userId)))
-    return rejected(env, userId, 'user_handle_mismatch', 'assertion');
+    return rejected(env, userId, 'user_handle_mismatch', meta);
   const { rpId, origin } = env.cfg.webauthn;
   try {
     const r = await verifyAuthenticationResponse({
@@ -183,6 +190,6 @@ export async function verifyAuthentication(
     );
     return ok ? { userVerified: r.authenticationInfo.userVerified } : null;
   } catch (e) {
-    return rejected(env, userId, reasonOf(e), 'assertion');
+    return rejected(env, userId, reasonOf(e), meta);
   }
 }

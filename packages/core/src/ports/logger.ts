@@ -8,3 +8,22 @@ export interface Logger {
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** One JSON line per entry; a field JSON cannot hold (a BigInt, a cycle) leaves the message only. */
+function line(level: string, obj: Record<string, unknown>, msg?: string): string {
+  const time = new Date().toISOString();
+  try {
+    return JSON.stringify({ level, time, msg, ...obj });
+  } catch {
+    return JSON.stringify({ level, time, msg });
+  }
+}
+
+/** The default when the host passes no logger: warnings and errors (a missing signing key or
+ *  mailer, a refused webhook, a failing store) reach stderr, routine events stay quiet. */
+export const warningsLogger: Logger = {
+  debug() {},
+  info() {},
+  warn: (obj, msg) => console.warn(line('warn', obj, msg)),
+  error: (obj, msg) => console.error(line('error', obj, msg)),
+};

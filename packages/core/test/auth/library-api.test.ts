@@ -48,6 +48,48 @@ describe('gh.auth as a library', () => {
     expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
   });
 
+  it('refuses methodType recovery with 400, nothing counted, once every recovery code is used', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
+    const address = email('spent');
+    await t.gh.auth.signup({ name: 'Spent', email: address, password: STRONG });
+    const first = await t.gh.auth.login({ email: address, password: STRONG });
+    if (!('accessToken' in first)) throw new Error('expected a session');
+    const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
+    const { secret } = await t.gh.auth.totpSetup(principal);
+    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totp(secret, t) });
+    const pendingLogin = async () => {
+      const p = await t.gh.auth.login({ email: address, password: STRONG });
+      if (!('mfaRequired' in p)) throw new Error('expected a pending login');
+      return p;
+    };
+    for (const code of recoveryCodes!)
+      await t.gh.auth.verifyRecoveryCode({ token: (await pendingLogin()).mfaToken, code });
+
+    const spent = await pendingLogin();
+    expect(spent.methods).toEqual(['totp']);
+    const unoffered = { code: 'validation_failed', status: 400 };
+    await expect(
+      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![0]!, methodType: 'recovery' }),
+    ).rejects.toMatchObject(unoffered);
+    await expect(
+      t.gh.auth.verifyRecoveryCode({ token: spent.mfaToken, code: recoveryCodes![1]! }),
+    ).rejects.toMatchObject({
+      ...unoffered,
+      errors: [{ path: 'token' }],
+    });
+    // Six refusals, none counted: the pending login (5 wrong tries) still completes.
+    for (let i = 0; i < 4; i++)
+      await expect(
+        t.gh.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![2]!, methodType: 'recovery' }),
+      ).rejects.toMatchObject(unoffered);
+    t.clock.advance(30_000);
+    await expect(
+      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: totp(secret, t) }),
+    ).resolves.toMatchObject({
+      tokenType: 'Bearer',
+    });
+  });
+
   it('with mfa.required, enrols the first method during the login and completes it', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32), required: true } });
     const address = email('req');

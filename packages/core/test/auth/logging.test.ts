@@ -1,5 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { email, STRONG_2, session, setup, user } from './setup.js';
+
+const FIELDS = ['event', 'outcome', 'reason', 'userId', 'sid', 'ip', 'route', 'requestId'];
 
 describe('security logging', () => {
   it('logs login, refresh, reuse, logout, reset and password change with structured fields', async () => {
@@ -43,7 +47,7 @@ describe('security logging', () => {
     expect(find('password_change', 'success')).toMatchObject({ userId: u.id });
     expect(find('password_reset', 'success')).toMatchObject({ userId: u.id });
     for (const e of events) {
-      for (const k of ['event', 'outcome', 'reason', 'userId', 'sid', 'ip', 'route', 'requestId'])
+      for (const k of FIELDS)
         if (e.event !== 'rate_limited' && e.event !== 'config_warning')
           expect(e, String(e.event)).toHaveProperty(k);
     }
@@ -61,5 +65,55 @@ describe('security logging', () => {
     ])
       expect(text).not.toContain(secret);
     void r;
+  });
+
+  it('logs MFA challenges, failures, logins and changes with the route, request id and address', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
+    const u = await user(t);
+    const ip = '192.0.2.44';
+    const call = async (method: string, path: string, body?: object, bearer?: string) => {
+      const res = await t.gh.handle({
+        method,
+        path,
+        headers: {
+          'content-type': 'application/json',
+          ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+        },
+        body: Buffer.from(body ? JSON.stringify(body) : ''),
+        ip,
+      });
+      return { status: res!.status, body: res!.body ? JSON.parse(String(res!.body)) : undefined };
+    };
+    const totp = (secret: string) =>
+      new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
+        timestamp: t.clock.now().getTime(),
+      });
+    const bearer = (await session(t, u)).accessToken;
+    const { secret } = (await call('POST', '/auth/mfa/totp/setup', undefined, bearer)).body;
+    expect((await call('POST', '/auth/mfa/totp/confirm', { code: totp(secret) }, bearer)).status).toBe(200);
+    t.clock.advance(30_000);
+    const { mfaToken } = (await call('POST', '/auth/login', { email: u.email, password: u.password })).body;
+    expect((await call('POST', '/auth/mfa/verify', { token: mfaToken, code: '000000' })).status).toBe(401);
+    expect((await call('POST', '/auth/mfa/verify', { token: mfaToken, code: totp(secret) })).status).toBe(
+      200,
+    );
+    expect((await call('DELETE', '/auth/mfa/totp', {}, bearer)).status).toBe(403);
+    expect((await call('DELETE', '/auth/mfa/totp', { password: u.password }, bearer)).status).toBe(204);
+
+    const events = t.log.entries.map((e) => e.obj);
+    const expected: Array<[string, string, string]> = [
+      ['mfa_enrolled', 'success', 'POST /auth/mfa/totp/confirm'],
+      ['mfa_challenge', 'pending', 'POST /auth/login'],
+      ['mfa_failed', 'failure', 'POST /auth/mfa/verify'],
+      ['mfa_verified', 'success', 'POST /auth/mfa/verify'],
+      ['authorization_denied', 'failure', 'DELETE /auth/mfa/totp'],
+      ['mfa_removed', 'success', 'DELETE /auth/mfa/totp'],
+    ];
+    for (const [event, outcome, route] of expected) {
+      const e = events.find((x) => x.event === event);
+      expect(e, event).toMatchObject({ outcome, userId: u.id, ip, requestId: expect.any(String) });
+      expect(String(e!.route), event).toContain(route.split(' ')[1]!.slice('/auth'.length));
+      for (const k of FIELDS) expect(e, event).toHaveProperty(k);
+    }
   });
 });

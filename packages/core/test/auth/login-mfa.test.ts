@@ -38,7 +38,7 @@ describe('login with MFA on', () => {
     });
     expect(calls).toContainEqual([
       'begin',
-      { userId: user.id, refresh: true, ip: '192.0.2.8', methods: ['totp', 'email'] },
+      { userId: user.id, refresh: true, methods: ['totp', 'email'], meta: { ip: '192.0.2.8' } },
     ]);
     expect(await c.ctx.stores.sessions.listForUser(user.id, c.clock.now())).toEqual([]);
   });

@@ -81,6 +81,33 @@ export function authScenarios(env: HttpEnv): void {
         expectSafeHeaders(res);
       });
 
+      it('takes internationalised addresses and keeps one NFC form for signup and login', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const decomposed = `Jose\u0301-${tag}@Bu\u0308cher.example`;
+        const composed = `jos\u00e9-${tag}@b\u00fccher.example`;
+        const body = await json<{ user: { email: string } }>(
+          await ctx.request('/auth/signup', {
+            json: { name: 'José', email: decomposed, password: PASSWORD },
+          }),
+          201,
+        );
+        expect(body.user.email).toBe(composed);
+        await login(ctx, { email: composed, password: PASSWORD });
+        await expectProblem(
+          await ctx.request('/auth/signup', {
+            json: { name: 'José', email: composed, password: NEW_PASSWORD },
+          }),
+          409,
+          'email_taken',
+        );
+        for (const bad of ['"quoted"@example.test', 'a..b@example.test', 'user@localhost', 'user@127.0.0.1'])
+          await expectProblem(
+            await ctx.request('/auth/signup', { json: { name: 'Bad', email: bad, password: PASSWORD } }),
+            400,
+            'validation_failed',
+          );
+      });
+
       it('answers 409 email_taken for a registered email in any case', async () => {
         const a = await signup(ctx);
         const res = await ctx.request('/auth/signup', {
@@ -704,6 +731,23 @@ export function authScenarios(env: HttpEnv): void {
         );
       });
 
+      it('POST /auth/password names newPassword when the new password is too weak', async () => {
+        const a = await signup(ctx);
+        const s = await login(ctx, a);
+        for (const newPassword of ['short', 'password']) {
+          const problem = await expectProblem(
+            await ctx.request('/auth/password', {
+              json: { currentPassword: PASSWORD, newPassword },
+              bearer: s.accessToken,
+            }),
+            400,
+            'validation_failed',
+          );
+          expect(problem.errors).toEqual([{ path: 'newPassword', message: expect.any(String) }]);
+        }
+        await login(ctx, a);
+      });
+
       it('GET /auth/sessions lists the own live sessions and marks the current one', async () => {
         const a = await signup(ctx);
         const s1 = await login(ctx, a);
@@ -809,6 +853,32 @@ export function authScenarios(env: HttpEnv): void {
           400,
           'invalid_json',
         );
+        // JSON is UTF-8: a body with other bytes is not JSON, whatever it parses to.
+        const latin1 = Buffer.concat([
+          Buffer.from(`{"email":"${newEmail()}","password":"pass`),
+          Buffer.from([0xff]),
+          Buffer.from('word-long-enough"}'),
+        ]);
+        await expectProblem(
+          await ctx.request('/auth/login', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: latin1,
+          }),
+          400,
+          'invalid_json',
+        );
+        // A lone surrogate has no UTF-8 form, so it cannot be hashed as sent.
+        const lone = await expectProblem(
+          await ctx.request('/auth/signup', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: `{"name":"x","email":"${newEmail()}","password":"violet-otter-\\ud800-gravel"}`,
+          }),
+          400,
+          'validation_failed',
+        );
+        expect(lone.errors).toEqual([{ path: 'password', message: expect.any(String) }]);
         await expectProblem(
           await ctx.request('/auth/login', {
             method: 'POST',

@@ -1,4 +1,10 @@
-import { createGatehouse, type Gatehouse, type GatehouseOptions, type Stores } from '@gatehouse/core';
+import {
+  createGatehouse,
+  type Gatehouse,
+  type GatehouseOptions,
+  type Stores,
+  silentLogger,
+} from '@gatehouse/core';
 import { smtpMailer } from '@gatehouse/core/mailers';
 import { memoryStores } from '@gatehouse/core/memory';
 import { MailCatcher } from '../mail-catcher.js';
@@ -55,6 +61,8 @@ export function createHttpEnv(name: string, mount: Mount, opts: HttpContractOpti
         mailer: smtpMailer({ url: mail.url, from: 'Gatehouse <no-reply@gatehouse.test>' }),
         settings: { 'inbox.mail.webhook-secret': TEST_WEBHOOK_SECRET },
         clock,
+        // Scenarios refuse on purpose; their warnings would bury the test report.
+        logger: silentLogger,
         ...options,
         stores,
       });
