@@ -117,6 +117,7 @@ async function storeInbound(
             subjectKey,
             createdAt: now,
             lastMessageAt: now,
+            activity: 0,
             messageCount: 0,
           });
         }

@@ -91,6 +91,7 @@ export async function storeOutbound(
         subjectKey,
         createdAt: now,
         lastMessageAt: now,
+        activity: 0,
         messageCount: 0,
       });
     }
@@ -142,12 +143,14 @@ export async function sendReply(
   const subject = /^re\s*:/i.test(base) ? base : `Re: ${base}`;
   const messageId = `${randomUUID()}@${idDomain(account.address)}`;
   // RFC 5322 3.6.4: the parent's References, or else its In-Reply-To when that names one id,
-  // then the parent's own Message-ID.
+  // then the parent's own Message-ID. A parent that came without a Message-ID leaves the thread
+  // headers to the newest message that has one, so the reply still threads for the recipient.
+  const cited = parent.messageId ? parent : (messages.findLast((m) => m.messageId) ?? parent);
   const ancestry =
-    parent.references.length > 0 ? parent.references : parent.inReplyTo.length === 1 ? parent.inReplyTo : [];
-  const references = [...new Set([...ancestry, ...(parent.messageId ? [parent.messageId] : [])])].slice(-20);
+    cited.references.length > 0 ? cited.references : cited.inReplyTo.length === 1 ? cited.inReplyTo : [];
+  const references = [...new Set([...ancestry, ...(cited.messageId ? [cited.messageId] : [])])].slice(-20);
   const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
-  if (parent.messageId) headers['In-Reply-To'] = `<${parent.messageId}>`;
+  if (cited.messageId) headers['In-Reply-To'] = `<${cited.messageId}>`;
   if (references.length) headers.References = references.map((r) => `<${r}>`).join(' ');
   for (const k of Object.keys(headers)) headers[k] = headerSafe(headers[k]!);
   const from = mailbox(account.name, account.address);
@@ -187,7 +190,7 @@ export async function sendReply(
   return storeOutbound(ctx, account, thread, {
     providerMessageId,
     messageId,
-    inReplyTo: parent.messageId ?? [],
+    inReplyTo: cited.messageId ?? [],
     references,
     from,
     to,

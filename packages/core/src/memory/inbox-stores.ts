@@ -21,9 +21,8 @@ import type { MemoryStoresOptions } from './index.js';
 // Rows are copied in and out so callers never hold the stored object.
 const copy = <T>(v: T): T => structuredClone(v);
 
-/** Newest first: larger time, then larger id. */
-const newer = (a: { t: number; id: string }, b: { t: number; id: string }) =>
-  a.t !== b.t ? b.t - a.t : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+/** Newest first: larger time, then later arrival (`n`). */
+const newer = (a: { t: number; n: number }, b: { t: number; n: number }) => b.t - a.t || b.n - a.n;
 
 export function memoryInboxAccountStore(): InboxAccountStore {
   const accounts = new Map<string, InboxAccount>();
@@ -97,7 +96,11 @@ export function memoryInboxAccountStore(): InboxAccountStore {
 
 export function memoryInboxThreadStore(): InboxThreadStore {
   const threads = new Map<string, InboxThread>();
-  const key = (t: { lastMessageAt: Date; id: string }) => ({ t: t.lastMessageAt.getTime(), id: t.id });
+  let activity = 0;
+  const key = (t: { lastMessageAt: Date; activity: number }) => ({
+    t: t.lastMessageAt.getTime(),
+    n: t.activity,
+  });
 
   return {
     async create(thread) {
@@ -120,7 +123,10 @@ export function memoryInboxThreadStore(): InboxThreadStore {
       const t = threads.get(id);
       if (!t) return;
       t.messageCount += 1;
-      if (at > t.lastMessageAt) t.lastMessageAt = new Date(at);
+      if (at >= t.lastMessageAt) {
+        t.lastMessageAt = new Date(at);
+        t.activity = ++activity;
+      }
     },
     // One process: the inbound consumer serialises same-subject mails itself.
     async lockSubject() {},
@@ -147,8 +153,13 @@ export function memoryInboxMessageStore(): InboxMessageStore {
   /** `${accountId}\n${providerMessageId}` -> id */
   const byProvider = new Map<string, string>();
   const pk = (accountId: string, providerId: string) => `${accountId}\n${providerId}`;
+  /** Arrival order of each message, for messages of one millisecond. */
+  const arrival = new Map<string, number>();
   const newestFirst = (a: InboxMessage, b: InboxMessage) =>
-    newer({ t: a.createdAt.getTime(), id: a.id }, { t: b.createdAt.getTime(), id: b.id });
+    newer(
+      { t: a.createdAt.getTime(), n: arrival.get(a.id)! },
+      { t: b.createdAt.getTime(), n: arrival.get(b.id)! },
+    );
   const newest = (filter: (m: InboxMessage) => boolean) => {
     const hit = [...messages.values()].filter(filter).sort(newestFirst)[0];
     return hit ? copy(hit) : null;
@@ -159,6 +170,7 @@ export function memoryInboxMessageStore(): InboxMessageStore {
       const existing = byProvider.get(pk(message.accountId, message.providerMessageId));
       if (existing !== undefined) return { message: copy(messages.get(existing)!), created: false };
       messages.set(message.id, copy(message));
+      arrival.set(message.id, arrival.size);
       byProvider.set(pk(message.accountId, message.providerMessageId), message.id);
       return { message: copy(message), created: true };
     },

@@ -104,6 +104,13 @@ export function createMfaFlows(env: MfaEnv) {
 
 export type MfaFlows = ReturnType<typeof createMfaFlows>;
 
+/** A removal keyed by one more argument (a passkey id, a method), its `{ password }` body
+ *  validated as over HTTP. */
+const passwordChecked =
+  <K>(flow: (principal: Principal, key: K, input: Password, meta: RequestMeta) => Promise<void>) =>
+  async (principal: Principal, key: K, input?: In<typeof s.optionalPasswordBody>, meta: RequestMeta = {}) =>
+    flow(principal, key, validate(s.optionalPasswordBody, input), meta);
+
 /** `gh.auth.*` MFA flows as plain async functions, inputs validated exactly as over HTTP. */
 export function createMfaApi(flows: MfaFlows) {
   return {
@@ -127,17 +134,7 @@ export function createMfaApi(flows: MfaFlows) {
     enrolEmailConfirm: validated(s.mfaTokenCodeBody, flows.enrolEmailConfirm),
     enrolPasskeyOptions: validated(s.mfaTokenBody, flows.enrolPasskeyOptions),
     enrolPasskeyVerify: validated(s.enrolPasskeyBody, flows.enrolPasskeyVerify),
-    removePasskey: async (
-      principal: Principal,
-      id: string,
-      input?: In<typeof s.optionalPasswordBody>,
-      meta: RequestMeta = {},
-    ) => flows.removePasskey(principal, id, validate(s.optionalPasswordBody, input), meta),
-    disableMfaMethod: async (
-      principal: Principal,
-      method: MfaMethod,
-      input?: In<typeof s.optionalPasswordBody>,
-      meta: RequestMeta = {},
-    ) => flows.disableMfaMethod(principal, method, validate(s.optionalPasswordBody, input), meta),
+    removePasskey: passwordChecked(flows.removePasskey),
+    disableMfaMethod: passwordChecked(flows.disableMfaMethod),
   };
 }

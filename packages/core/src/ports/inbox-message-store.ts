@@ -85,7 +85,8 @@ export interface InboxMessageStore {
   findByProviderId(accountId: string, providerMessageId: string): Promise<InboxMessage | null>;
   /** Outbound messages of any account with this provider id (delivery events name no account). */
   listOutboundByProviderId(providerMessageId: string): Promise<InboxMessage[]>;
-  /** The thread's messages oldest first, ordered by (`createdAt`, `id`). */
+  /** The thread's messages oldest first, ordered by `createdAt`, then by arrival (insert
+   *  order) for messages of one millisecond. "Newest" below is the reverse of this order. */
   listByThread(threadId: string): Promise<InboxMessage[]>;
   /** Threading strategy 1: the newest outbound message of the account whose `threadKeys`
    *  share at least one entry with `keys` (all lower case). */

@@ -9,25 +9,31 @@ export interface InboxThread {
   createdAt: Date;
   /** Time of the newest message; the list order. */
   lastMessageAt: Date;
+  /** Store-assigned arrival order of the newest message (0 on `create`): every `touch` that
+   *  brings a message at least as new as `lastMessageAt` sets it above every other thread's.
+   *  It orders threads whose newest messages share a `lastMessageAt` (one millisecond, or a
+   *  stopped test clock) by arrival. */
+  activity: number;
   messageCount: number;
 }
 
 /** Position in a thread list: the last thread of the previous page. */
 export interface ThreadCursor {
   lastMessageAt: Date;
-  id: string;
+  activity: number;
 }
 
 export interface InboxThreadStore {
   /** Inserts a new thread (`id` is fresh; `messageCount` 0). */
   create(thread: InboxThread): Promise<void>;
   findById(id: string): Promise<InboxThread | null>;
-  /** The account's threads newest first, ordered by (`lastMessageAt` desc, `id` desc); with
+  /** The account's threads newest first, ordered by (`lastMessageAt` desc, `activity` desc); with
    *  `after`, only threads strictly after that position in this order. At most `limit`.
    *  Threads without messages are never listed. */
   listByAccount(accountId: string, opts: { after?: ThreadCursor; limit: number }): Promise<InboxThread[]>;
   /** Counts one more message: atomically `messageCount + 1` and
-   *  `lastMessageAt = max(lastMessageAt, at)`. */
+   *  `lastMessageAt = max(lastMessageAt, at)`, and a new highest `activity` when `at` is not
+   *  older than `lastMessageAt`. */
   touch(id: string, at: Date): Promise<void>;
   /** Called inside `stores.transaction` before threading a new inbound mail: holds until the
    *  transaction ends, so two mails with one normalized subject in one account are threaded one

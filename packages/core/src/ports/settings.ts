@@ -7,9 +7,11 @@ export interface Settings {
 /** A plain object works as settings too. */
 export type SettingsInput = Settings | Record<string, string | undefined>;
 
+/** A plain object is read on every `get`, not copied: a host that changes a key (a rotated
+ *  webhook secret) is heard without a restart. Own keys only, never the prototype's. */
 export function toSettings(input: SettingsInput | undefined): Settings {
   if (!input) return { get: () => undefined };
   if (typeof (input as Settings).get === 'function') return input as Settings;
-  const map = new Map(Object.entries(input as Record<string, string | undefined>));
-  return { get: (key) => map.get(key) };
+  const values = input as Record<string, string | undefined>;
+  return { get: (key) => (Object.hasOwn(values, key) ? values[key] : undefined) };
 }

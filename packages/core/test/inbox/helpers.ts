@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createGatehouse, type GatehouseOptions, type InboxNotice, type Notifier } from '@gatehouse/core';
+import {
+  createGatehouse,
+  type GatehouseOptions,
+  type InboxNotice,
+  type Notifier,
+  silentLogger,
+} from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 
@@ -38,6 +44,7 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
     clock,
     stores,
     notifier,
+    logger: silentLogger,
     ...options,
   });
 

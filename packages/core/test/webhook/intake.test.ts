@@ -124,6 +124,34 @@ describe('webhook intake (library level)', () => {
     expect((await post(BODY, sign(BODY)))?.status).toBe(401);
   });
 
+  it('reads a plain settings object on every request: a changed or removed secret counts at once', async () => {
+    const clock = new TestClock();
+    const settings: Record<string, string | undefined> = { 'inbox.mail.webhook-secret': TEST_WEBHOOK_SECRET };
+    const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, settings });
+    const post = (secret: string) =>
+      gh.handle({
+        method: 'POST',
+        path: '/inbox/webhook',
+        headers: {
+          'content-type': 'application/json',
+          ...standardWebhookHeaders({
+            secret,
+            body: BODY,
+            timestamp: Math.floor(clock.now().getTime() / 1000),
+          }),
+        },
+        body: Buffer.from(BODY),
+      });
+    const next = 'whsec_c29tZXRoaW5nLWVsc2UtZW50aXJlbHktMzItYnl0ZXMh';
+    expect((await post(TEST_WEBHOOK_SECRET))?.status).toBe(202);
+    settings['inbox.mail.webhook-secret'] = next;
+    expect((await post(TEST_WEBHOOK_SECRET))?.status).toBe(401);
+    expect((await post(next))?.status).toBe(202);
+    delete settings['inbox.mail.webhook-secret'];
+    expect((await post(next))?.status).toBe(503);
+    await gh.close();
+  });
+
   it('reads a secret from an asynchronous settings port (promise or any thenable)', async () => {
     for (const secret of [
       async () => TEST_WEBHOOK_SECRET,

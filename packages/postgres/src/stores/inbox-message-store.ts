@@ -140,7 +140,7 @@ export function postgresInboxMessageStore({ db, t }: StoreDeps): InboxMessageSto
     const r = await db.query(sql, params);
     return r.rows[0] ? toMessage(r.rows[0]) : null;
   };
-  const newest = 'ORDER BY created_at DESC, id DESC LIMIT 1';
+  const newest = 'ORDER BY created_at DESC, seq DESC LIMIT 1';
 
   return {
     async insert(m) {
@@ -172,7 +172,9 @@ export function postgresInboxMessageStore({ db, t }: StoreDeps): InboxMessageSto
       return r.rows.map(toMessage);
     },
     async listByThread(threadId) {
-      const r = await db.query(`SELECT * FROM ${T} WHERE thread_id = $1 ORDER BY created_at, id`, [threadId]);
+      const r = await db.query(`SELECT * FROM ${T} WHERE thread_id = $1 ORDER BY created_at, seq`, [
+        threadId,
+      ]);
       return r.rows.map(toMessage);
     },
     findOutboundByThreadKeys: (accountId, keys) =>

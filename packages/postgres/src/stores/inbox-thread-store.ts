@@ -8,6 +8,8 @@ interface ThreadRow {
   subject_key: string;
   created_at: Date;
   last_message_at: Date;
+  /** bigint: node-postgres hands it over as a string. */
+  activity: string;
   message_count: number;
 }
 
@@ -18,16 +20,18 @@ const toThread = (r: ThreadRow): InboxThread => ({
   subjectKey: r.subject_key,
   createdAt: r.created_at,
   lastMessageAt: r.last_message_at,
+  activity: Number(r.activity),
   messageCount: r.message_count,
 });
 
-/** Threads; the list is keyset-paginated on (last_message_at, id) in byte order of ids. */
+/** Threads; the list is keyset-paginated on (last_message_at, activity). */
 /** First key of the per-subject threading lock: "thrd". */
 const THREAD_LOCK_CLASS = 0x74687264;
 
 export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore {
   const T = t('inbox_threads');
   const M = t('inbox_messages');
+  const activity = t('inbox_thread_activity');
   return {
     async create(th) {
       await db.query(
@@ -44,16 +48,17 @@ export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore
       const r = await db.query(
         `SELECT * FROM ${T}
          WHERE account_id = $1 AND message_count > 0
-           AND ($2::timestamptz IS NULL OR (last_message_at, id) < ($2::timestamptz, $3::text COLLATE "C"))
-         ORDER BY last_message_at DESC, id DESC
+           AND ($2::timestamptz IS NULL OR (last_message_at, activity) < ($2::timestamptz, $3::bigint))
+         ORDER BY last_message_at DESC, activity DESC
          LIMIT $4`,
-        [accountId, after?.lastMessageAt ?? null, after?.id ?? null, limit],
+        [accountId, after?.lastMessageAt ?? null, after?.activity ?? null, limit],
       );
       return r.rows.map(toThread);
     },
     async touch(id, at) {
       await db.query(
-        `UPDATE ${T} SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, $2)
+        `UPDATE ${T} SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, $2),
+           activity = CASE WHEN $2 >= last_message_at THEN nextval('${activity}') ELSE activity END
          WHERE id = $1`,
         [id, at],
       );

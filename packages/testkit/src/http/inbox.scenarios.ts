@@ -412,6 +412,58 @@ export function inboxScenarios(env: HttpEnv): void {
       expect(ctx.mail.to(owner.email).filter((m) => m.subject.includes('Once only'))).toHaveLength(1);
     });
 
+    it('lists threads and messages of one instant in arrival order (a stopped clock)', async () => {
+      const owner = await person(ctx, 'instant');
+      const account = await createAccount(ctx, owner);
+      // The harness clock stands still: every mail below arrives in the same millisecond.
+      const mail = async (subject: string, text: string, messageId: string) => {
+        const emailId = randomUUID();
+        provider.emails.set(emailId, { text, headers: { 'message-id': messageId }, message_id: messageId });
+        await webhook(ctx, receivedEvent(emailId, account.address, { subject, message_id: messageId }));
+      };
+      const id = (tag: string) => `<${tag}-${randomUUID()}@customer.test>`;
+      await mail('Instant topic A', 'a1', id('a1'));
+      await mail('Instant topic B', 'b1', id('b1'));
+      await mail('Instant topic C', 'c1', id('c1'));
+      await mail('Re: Instant topic A', 'a2', id('a2'));
+      const last = id('a3');
+      await mail('Re: Instant topic A', 'a3', last);
+
+      const list = await json<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
+        200,
+      );
+      expect(list.threads.map((t) => t.subject)).toEqual([
+        'Instant topic A',
+        'Instant topic C',
+        'Instant topic B',
+      ]);
+      const threadId = list.threads[0]!.id;
+      const reply = async (text: string) =>
+        (
+          await json<{ message: MessageBody }>(
+            await ctx.request(`/inbox/threads/${threadId}/reply`, { bearer: owner.token, json: { text } }),
+            201,
+          )
+        ).message;
+      const r1 = await reply('r1');
+      expect(provider.sent.at(-1)!.body).toMatchObject({ headers: { 'In-Reply-To': last } });
+      // A mail that came without a Message-ID: the reply cites the newest message that has one.
+      const bare = randomUUID();
+      provider.emails.set(bare, { text: 'a4' });
+      await webhook(ctx, receivedEvent(bare, account.address, { subject: 'Re: Instant topic A' }));
+      await reply('r2');
+      expect(provider.sent.at(-1)!.body).toMatchObject({
+        to: ['ann@customer.test'],
+        headers: { 'In-Reply-To': `<${r1.messageId}>` },
+      });
+      const detail = await json<ThreadDetailBody>(
+        await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
+        200,
+      );
+      expect(detail.messages.map((m) => m.text)).toEqual(['a1', 'a2', 'a3', 'r1', 'a4', 'r2']);
+    });
+
     it('pages threads newest first through nextCursor', async () => {
       const owner = await person(ctx, 'pages');
       const account = await createAccount(ctx, owner);

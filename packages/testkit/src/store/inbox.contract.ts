@@ -22,6 +22,7 @@ async function thread(stores: Stores, accountId: string, at: Date, over: Partial
     subjectKey: 'hello',
     createdAt: at,
     lastMessageAt: at,
+    activity: 0,
     messageCount: 0,
     ...over,
   };
@@ -149,26 +150,39 @@ export function inboxStoreContract(setup: StoreSetup): void {
         made.push(t);
         clock.advance(1000);
       }
-      // Two threads with the same time: ordered by id, descending.
+      // Threads whose newest messages share a millisecond: the latest arrival first, whatever
+      // the ids, and a thread that gets another message of that millisecond moves ahead.
       const tieAt = clock.now();
-      const ties = [await thread(stores, a.id, tieAt), await thread(stores, a.id, tieAt)];
+      const ties = [
+        await thread(stores, a.id, tieAt),
+        await thread(stores, a.id, tieAt),
+        await thread(stores, a.id, tieAt),
+      ];
       for (const t of ties) await stores.inboxThreads.touch(t.id, tieAt);
+      await stores.inboxThreads.touch(ties[0]!.id, tieAt);
       await thread(stores, a.id, clock.now(), { subject: 'empty' });
 
       const all = await stores.inboxThreads.listByAccount(a.id, { limit: 100 });
-      const tieOrder = ties
-        .map((t) => t.id)
-        .sort()
-        .reverse();
-      expect(all.map((t) => t.id)).toEqual([...tieOrder, ...made.map((t) => t.id).reverse()]);
+      expect(all.map((t) => t.id)).toEqual([
+        ties[0]!.id,
+        ties[2]!.id,
+        ties[1]!.id,
+        ...made.map((t) => t.id).reverse(),
+      ]);
 
-      const page1 = await stores.inboxThreads.listByAccount(a.id, { limit: 3 });
-      const last = page1.at(-1)!;
-      const page2 = await stores.inboxThreads.listByAccount(a.id, {
-        after: { lastMessageAt: last.lastMessageAt, id: last.id },
-        limit: 10,
-      });
-      expect([...page1, ...page2].map((t) => t.id)).toEqual(all.map((t) => t.id));
+      for (const size of [1, 2, 3]) {
+        const pages: InboxThread[] = [];
+        for (;;) {
+          const last = pages.at(-1);
+          const page = await stores.inboxThreads.listByAccount(a.id, {
+            ...(last ? { after: { lastMessageAt: last.lastMessageAt, activity: last.activity } } : {}),
+            limit: size,
+          });
+          if (page.length === 0) break;
+          pages.push(...page);
+        }
+        expect(pages.map((t) => t.id)).toEqual(all.map((t) => t.id));
+      }
     });
 
     it('touch counts messages and keeps the latest time; deleteIfEmpty spares threads with messages', async () => {
@@ -219,6 +233,22 @@ export function inboxStoreContract(setup: StoreSetup): void {
       expect(other.created).toBe(true);
       expect((await stores.inboxMessages.listOutboundByProviderId(providerMessageId)).length).toBe(2);
       expect(await stores.inboxMessages.findByProviderId(a.id, id())).toBeNull();
+    });
+
+    it('orders messages of one millisecond by arrival, in the list and for "newest"', async () => {
+      const { stores, clock } = await setup();
+      const { account: a } = await account(stores, clock.now());
+      const t = await thread(stores, a.id, clock.now());
+      const at = clock.now();
+      // Ids in reverse of arrival, so an id tie-break would show up.
+      const ids = ['m-c', 'm-b', 'm-a'].map((x) => `${x}-${id()}`);
+      for (const mid of ids)
+        await stores.inboxMessages.insert(
+          message(a.id, t.id, at, { id: mid, threadKeys: ['same-key'], subjectKey: 'tied' }),
+        );
+      expect((await stores.inboxMessages.listByThread(t.id)).map((m) => m.id)).toEqual(ids);
+      expect((await stores.inboxMessages.findOutboundByThreadKeys(a.id, ['same-key']))?.id).toBe(ids[2]);
+      expect((await stores.inboxMessages.findLatestBySubject(a.id, 'tied', at))?.id).toBe(ids[2]);
     });
 
     it('round-trips every field and lists a thread oldest first', async () => {
