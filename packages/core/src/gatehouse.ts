@@ -38,7 +38,7 @@ export function createGatehouse(options: GatehouseOptions) {
     keyring: createKeyring({ keys: options.keys, issuer: options.issuer, logger, clock }),
     mailer: options.mailer ?? {
       async send(mail) {
-        logger.info({ event: 'mail_dropped', subject: mail.subject }, 'no mailer configured; mail not sent');
+        logger.warn({ event: 'mail_dropped', subject: mail.subject }, 'no mailer configured; mail not sent');
       },
     },
     settings: toSettings(options.settings),

@@ -19,11 +19,28 @@ describe('default logger', () => {
         level: 'warn',
         event: 'config_warning',
         reason: 'ephemeral_key',
-        time: expect.any(String),
+        time: expect.any(Number),
       }),
     );
     expect(log).not.toHaveBeenCalled();
     expect(info).not.toHaveBeenCalled();
+  });
+
+  it('warns on stderr when a mail is dropped for want of a mailer', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
+    await gh.auth.signup({
+      name: 'Ann',
+      email: 'ann@example.test',
+      password: 'violet-otter-jumps-gravel-1987',
+    });
+    await gh.auth.forgot({ email: 'ann@example.test' });
+    const dropped = () =>
+      warn.mock.calls.map(([l]) => JSON.parse(String(l))).find((l) => l.event === 'mail_dropped');
+    for (let i = 0; i < 100 && !dropped(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(dropped()).toMatchObject({ level: 'warn', msg: expect.any(String) });
+    expect(JSON.stringify(warn.mock.calls)).not.toContain('ann@example.test');
+    await gh.close();
   });
 
   it('stays quiet with silentLogger', async () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, type Logger, silentLogger } from '@gatehouse/core';
+import { ConfigError, type Logger, warningsLogger } from '@gatehouse/core';
 import { guarded, mapError, type PoolLike, type Queryable, watchClient } from './db.js';
 import { checkSchema, DEFAULT_SCHEMA } from './schema.js';
 
@@ -54,7 +54,7 @@ export async function readMigrations(dir = defaultMigrationsDir()): Promise<Migr
  */
 export async function migrate(pool: PoolLike, opts: MigrateOptions = {}): Promise<MigrateResult> {
   const schema = checkSchema(opts.schema ?? DEFAULT_SCHEMA);
-  const logger = opts.logger ?? silentLogger;
+  const logger = opts.logger ?? warningsLogger;
   const files = await readMigrations(opts.dir);
   const lockKey = `gatehouse.migrate:${schema}`;
   let client: Awaited<ReturnType<PoolLike['connect']>>;

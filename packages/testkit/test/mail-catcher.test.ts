@@ -49,3 +49,31 @@ it('records a client resetting mid-mail instead of crashing, and keeps receiving
   await mailer.send({ to: 'after@example.test', subject: 'Still here', text: 'hello' });
   expect((await catcher.waitFor('after@example.test')).subject).toBe('Still here');
 });
+
+it('smtpMailer throws the SMTP codes without the reply text (it quotes the recipient)', async () => {
+  const { SMTPServer } = await import('smtp-server');
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      callback(Object.assign(new Error(`<${address.address}> no such user`), { responseCode: 550 }));
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as { port: number };
+  const mailer = smtpMailer({ url: `smtp://127.0.0.1:${port}`, from: 'Gatehouse <no-reply@gatehouse.test>' });
+  try {
+    const err = await mailer.send({ to: 'bob.secret@example.test', subject: 'x', text: 'y' }).then(
+      () => null,
+      (e: unknown) => e as Error & { responseCode?: number },
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err!.responseCode).toBe(550);
+    expect(err!.message).toMatch(/^SMTP send failed \(.*550\)$/);
+    expect(JSON.stringify({ message: err!.message, ...err })).not.toContain('bob.secret');
+  } finally {
+    mailer.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});

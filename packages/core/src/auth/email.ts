@@ -1,17 +1,28 @@
-/** The one canonical email form for uniqueness, lookup and limiter keys: trimmed, NFC,
- *  lower case (SECURITY.md Everywhere). */
+import { domainToASCII, domainToUnicode } from 'node:url';
+
+/** The one canonical email form for uniqueness, lookup and limiter keys (SECURITY.md
+ *  Everywhere): trimmed, NFC, lower case, and the domain in its one IDNA form, so `bücher.de`,
+ *  `xn--bcher-kva.de` and a full-width spelling are one domain. A domain IDNA refuses is kept
+ *  as typed (the address pattern refuses it, or it matches nothing). */
 export function canonicalEmail(email: string): string {
-  return email.trim().normalize('NFC').toLowerCase();
+  const lower = email.trim().normalize('NFC').toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at < 0) return lower;
+  const ascii = domainToASCII(lower.slice(at + 1));
+  return ascii ? `${lower.slice(0, at + 1)}${domainToUnicode(ascii).normalize('NFC')}` : lower;
 }
 
-const ATEXT = "[\\p{L}\\p{M}\\p{N}!#$%&'*+/=?^_`{|}~-]";
-const LABEL = '[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\p{N}])?';
+const START = "\\p{L}\\p{N}!#$%&'*+/=?^_`{|}~-";
+const ATOM = `[${START}][\\p{M}${START}]*`;
+const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\p{N}])?';
 
 /** A mailbox address as people type it, internationalised (RFC 6531): a dot-atom local part
- *  of at most 64 characters (letters of any script, digits and RFC 5322's specials), then a
- *  domain name of two or more labels ending in letters or an `xn--` label. Quoted local parts
- *  and IP-literal domains are refused: no mailbox people sign up with needs them. */
+ *  of at most 64 characters (letters of any script, digits and RFC 5322's specials; a mark
+ *  never first), then a domain name of two or more labels ending in letters or an `xn--`
+ *  label. Invisible (default-ignorable) characters, quoted local parts and IP-literal domains
+ *  are refused: no mailbox people sign up with needs them, and each is a way to make two
+ *  addresses look alike. */
 export const EMAIL_PATTERN = new RegExp(
-  `^(?=[^@]{1,64}@)${ATEXT}+(?:\\.${ATEXT}+)*@(?:${LABEL}\\.)+(?:[\\p{L}\\p{M}]{2,63}|xn--[a-z0-9-]{1,59})$`,
-  'iu',
+  `^(?!.*\\p{Default_Ignorable_Code_Point})(?=[^@]{1,64}@)${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]{1,62}|xn--[a-z0-9-]{1,59})$`,
+  'u',
 );

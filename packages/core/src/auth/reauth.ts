@@ -1,7 +1,7 @@
 import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
+import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 
 /** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
 export const REAUTH_WINDOW_SECONDS = 600;
@@ -10,7 +10,8 @@ export const REAUTH_WINDOW_SECONDS = 600;
  *  (`auth_time`) is at most 10 minutes old, or when `password` is the user's password;
  *  otherwise 403 `reauth_required`. A given password is always checked, fresh or not.
  *  `requirePassword` (removing a factor, new recovery codes) ignores `auth_time`.
- *  Wrong passwords count as failed logins of the account (throttled, 429 when over). */
+ *  Wrong passwords count as failed logins of the account and the address (throttled, 429 when
+ *  over). */
 export async function requireFreshAuth(
   ctx: GatehouseContext,
   principal: Principal,
@@ -24,7 +25,7 @@ export async function requireFreshAuth(
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new GatehouseError('invalid_token');
-  const attempt = await ctx.throttle.take(['login:email', user.email]);
+  const attempt = await ctx.throttle.take(['login:ip', ipOf(opts.meta ?? {})], ['login:email', user.email]);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
     throw denied(ctx, principal, 'wrong_password', opts.meta);
   }

@@ -4,7 +4,6 @@ import { GatehouseError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxRole } from '../ports/inbox-account-store.js';
 import { requireAccount, requireThread } from './access.js';
-import { canonicalAddress } from './addresses.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ResolvedInboxOptions } from './options.js';
 import { type RecordOutboundInput, sendReply, storeOutbound } from './outbound.js';
@@ -42,8 +41,9 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
   return {
     /** Creates an account for `address`; the caller becomes its owner. */
     async createAccount(userId: string, input: { address: string; name: string }): Promise<AccountView> {
+      // The schema hands over the canonical address.
       const body = validate(createAccountBody, input);
-      const address = canonicalAddress(body.address);
+      const address = body.address;
       if (!(await opts.canCreateAccount({ userId, address }))) throw new GatehouseError('forbidden');
       const account = await ctx.stores.inboxAccounts.create(
         { id: randomUUID(), address, name: body.name, createdAt: ctx.clock.now() },
@@ -66,7 +66,7 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       // Access before validation: a caller without access learns nothing from a field error.
       await requireAccount(ctx, userId, accountId, 'owner');
       const body = validate(addMemberBody, input);
-      const user = await ctx.stores.users.findByEmail(canonicalAddress(body.email));
+      const user = await ctx.stores.users.findByEmail(body.email);
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
       if (r === 'last_owner') {

@@ -3,17 +3,17 @@ import type { InboxThread, ThreadCursor } from '../ports/inbox-thread-store.js';
 
 /** Opaque page cursor: the position of the last thread of a page. */
 export function encodeCursor(t: InboxThread): string {
-  return Buffer.from(`${t.lastMessageAt.getTime()}.${t.activity}`, 'utf8').toString('base64url');
+  return Buffer.from(`${t.lastMessageAt.getTime()}.${t.activity}.${t.id}`, 'utf8').toString('base64url');
 }
 
 /** Throws 400 `validation_failed` for anything `encodeCursor` did not make. */
 export function decodeCursor(cursor: string): ThreadCursor {
   const text = cursor.length <= 400 ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const m = /^(\d{1,15})\.(\d{1,15})$/.exec(text);
+  const m = /^(\d{1,15})\.(\d{1,9})\.([\w-]{1,200})$/.exec(text);
   if (!m) {
     throw new GatehouseError('validation_failed', {
       errors: [{ path: 'cursor', message: 'invalid cursor' }],
     });
   }
-  return { lastMessageAt: new Date(Number(m[1])), activity: Number(m[2]) };
+  return { lastMessageAt: new Date(Number(m[1])), activity: Number(m[2]), id: m[3]! };
 }

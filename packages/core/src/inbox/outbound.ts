@@ -146,8 +146,9 @@ export async function sendReply(
   // then the parent's own Message-ID. A parent that came without a Message-ID leaves the thread
   // headers to the newest message that has one, so the reply still threads for the recipient.
   const cited = parent.messageId ? parent : (messages.findLast((m) => m.messageId) ?? parent);
-  const ancestry =
-    cited.references.length > 0 ? cited.references : cited.inReplyTo.length === 1 ? cited.inReplyTo : [];
+  const ancestryOf = (m: InboxMessage) =>
+    m.references.length > 0 ? m.references : m.inReplyTo.length === 1 ? m.inReplyTo : [];
+  const ancestry = ancestryOf(parent).length > 0 ? ancestryOf(parent) : ancestryOf(cited);
   const references = [...new Set([...ancestry, ...(cited.messageId ? [cited.messageId] : [])])].slice(-20);
   const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
   if (cited.messageId) headers['In-Reply-To'] = `<${cited.messageId}>`;

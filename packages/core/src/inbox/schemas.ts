@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { EMAIL_PATTERN } from '../auth/email.js';
+import { emailField } from '../auth/schemas.js';
 
 /** Request bodies of the inbox API (strict: unknown keys are refused). */
 
 export const createAccountBody = z.strictObject({
-  address: z.email({ pattern: EMAIL_PATTERN }).max(254),
+  address: emailField,
   name: z.string().trim().min(1).max(200),
 });
 
 export const addMemberBody = z.strictObject({
-  email: z.email({ pattern: EMAIL_PATTERN }).max(254),
+  email: emailField,
   role: z.enum(['owner', 'member']),
 });
 

@@ -8,20 +8,39 @@ export interface SmtpMailerOptions {
   from: string;
 }
 
+/** nodemailer's error without its text: an SMTP reply quotes the recipient (`550 <bob@x>
+ *  unknown`), and the flows log what a mailer throws. The codes say what went wrong. */
+function smtpFailure(e: unknown): Error {
+  const { code, responseCode, command } = (e ?? {}) as {
+    code?: unknown;
+    responseCode?: unknown;
+    command?: unknown;
+  };
+  const parts = [code, command, responseCode].filter((p) => typeof p === 'string' || typeof p === 'number');
+  return Object.assign(new Error(`SMTP send failed${parts.length ? ` (${parts.join(' ')})` : ''}`), {
+    code,
+    responseCode,
+  });
+}
+
 /** Sends mail over SMTP with nodemailer (pooled connection). */
 export function smtpMailer(opts: SmtpMailerOptions): Mailer & { close(): void } {
   const transport = nodemailer.createTransport(opts.url);
   return {
     async send(mail: Mail) {
-      await transport.sendMail({
-        from: mail.from ?? opts.from,
-        to: mail.to,
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-        headers: mail.headers,
-        messageId: mail.headers?.['Message-ID'],
-      });
+      try {
+        await transport.sendMail({
+          from: mail.from ?? opts.from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+          headers: mail.headers,
+          messageId: mail.headers?.['Message-ID'],
+        });
+      } catch (e) {
+        throw smtpFailure(e);
+      }
     },
     close: () => transport.close(),
   };

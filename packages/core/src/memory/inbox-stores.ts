@@ -13,7 +13,7 @@ import {
 } from '../ports/inbox-message-store.js';
 import type { InboxNotificationStore } from '../ports/inbox-notification-store.js';
 import type { InboxStores } from '../ports/inbox-stores.js';
-import type { InboxThread, InboxThreadStore } from '../ports/inbox-thread-store.js';
+import type { InboxThread, InboxThreadStore, ThreadCursor } from '../ports/inbox-thread-store.js';
 import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
 import type { MemoryStoresOptions } from './index.js';
 
@@ -21,8 +21,9 @@ import type { MemoryStoresOptions } from './index.js';
 // Rows are copied in and out so callers never hold the stored object.
 const copy = <T>(v: T): T => structuredClone(v);
 
-/** Newest first: larger time, then later arrival (`n`). */
-const newer = (a: { t: number; n: number }, b: { t: number; n: number }) => b.t - a.t || b.n - a.n;
+/** Newest first: larger time, then later arrival (`n`), then larger id. */
+const newer = (a: { t: number; n: number; id: string }, b: { t: number; n: number; id: string }) =>
+  b.t - a.t || b.n - a.n || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 export function memoryInboxAccountStore(): InboxAccountStore {
   const accounts = new Map<string, InboxAccount>();
@@ -96,15 +97,13 @@ export function memoryInboxAccountStore(): InboxAccountStore {
 
 export function memoryInboxThreadStore(): InboxThreadStore {
   const threads = new Map<string, InboxThread>();
-  let activity = 0;
-  const key = (t: { lastMessageAt: Date; activity: number }) => ({
-    t: t.lastMessageAt.getTime(),
-    n: t.activity,
-  });
+  /** Per account: the last `activity` given (above every other of the account). */
+  const activity = new Map<string, number>();
+  const key = (t: ThreadCursor) => ({ t: t.lastMessageAt.getTime(), n: t.activity, id: t.id });
 
   return {
     async create(thread) {
-      threads.set(thread.id, copy(thread));
+      threads.set(thread.id, { ...copy(thread), activity: 0 });
     },
     async findById(id) {
       const t = threads.get(id);
@@ -125,7 +124,8 @@ export function memoryInboxThreadStore(): InboxThreadStore {
       t.messageCount += 1;
       if (at >= t.lastMessageAt) {
         t.lastMessageAt = new Date(at);
-        t.activity = ++activity;
+        t.activity = (activity.get(t.accountId) ?? 0) + 1;
+        activity.set(t.accountId, t.activity);
       }
     },
     // One process: the inbound consumer serialises same-subject mails itself.
@@ -157,8 +157,8 @@ export function memoryInboxMessageStore(): InboxMessageStore {
   const arrival = new Map<string, number>();
   const newestFirst = (a: InboxMessage, b: InboxMessage) =>
     newer(
-      { t: a.createdAt.getTime(), n: arrival.get(a.id)! },
-      { t: b.createdAt.getTime(), n: arrival.get(b.id)! },
+      { t: a.createdAt.getTime(), n: arrival.get(a.id)!, id: a.id },
+      { t: b.createdAt.getTime(), n: arrival.get(b.id)!, id: b.id },
     );
   const newest = (filter: (m: InboxMessage) => boolean) => {
     const hit = [...messages.values()].filter(filter).sort(newestFirst)[0];

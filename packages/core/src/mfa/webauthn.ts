@@ -26,11 +26,17 @@ function reasonOf(e: unknown): string {
 }
 
 /** Logs a refused ceremony (never the client's values); the caller answers with null. */
-function rejected(env: MfaEnv, userId: string, reason: string, meta: RequestMeta): null {
+function rejected(
+  env: MfaEnv,
+  userId: string,
+  reason: string,
+  ceremony: 'attestation' | 'assertion',
+  meta: RequestMeta,
+): null {
   logAuthEvent(
     env.ctx.logger,
     'info',
-    { event: 'webauthn_rejected', outcome: 'failure', reason, userId },
+    { event: 'webauthn_rejected', outcome: 'failure', reason, ceremony, userId },
     meta,
   );
   return null;
@@ -98,7 +104,8 @@ export async function verifyRegistration(
     });
     if (!r.verified) return null;
     const { credential, credentialDeviceType, credentialBackedUp } = r.registrationInfo;
-    if (!usablePublicKey(credential.publicKey)) return rejected(env, user.id, 'unusable_public_key', meta);
+    if (!usablePublicKey(credential.publicKey))
+      return rejected(env, user.id, 'unusable_public_key', 'attestation', meta);
     return {
       id: credential.id,
       userId: user.id,
@@ -112,7 +119,7 @@ export async function verifyRegistration(
       lastUsedAt: null,
     };
   } catch (e) {
-    return rejected(env, user.id, reasonOf(e), meta);
+    return rejected(env, user.id, reasonOf(e), 'attestation', meta);
   }
 }
 
@@ -165,7 +172,7 @@ export async function verifyAuthentication(
   // Compared as bytes, so padding or the URL-unsafe alphabet do not matter.
   const handle = response.response.userHandle;
   if (handle && !Buffer.from(handle, 'base64url').equals(userHandle(userId)))
-    return rejected(env, userId, 'user_handle_mismatch', meta);
+    return rejected(env, userId, 'user_handle_mismatch', 'assertion', meta);
   const { rpId, origin } = env.cfg.webauthn;
   try {
     const r = await verifyAuthenticationResponse({
@@ -190,6 +197,6 @@ export async function verifyAuthentication(
     );
     return ok ? { userVerified: r.authenticationInfo.userVerified } : null;
   } catch (e) {
-    return rejected(env, userId, reasonOf(e), meta);
+    return rejected(env, userId, reasonOf(e), 'assertion', meta);
   }
 }

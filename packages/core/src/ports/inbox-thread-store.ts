@@ -9,10 +9,11 @@ export interface InboxThread {
   createdAt: Date;
   /** Time of the newest message; the list order. */
   lastMessageAt: Date;
-  /** Store-assigned arrival order of the newest message (0 on `create`): every `touch` that
-   *  brings a message at least as new as `lastMessageAt` sets it above every other thread's.
-   *  It orders threads whose newest messages share a `lastMessageAt` (one millisecond, or a
-   *  stopped test clock) by arrival. */
+  /** Store-assigned (0 on `create`): orders the account's threads whose newest messages share
+   *  a `lastMessageAt` (one millisecond, or a stopped test clock) by arrival. Every `touch`
+   *  that brings a message at least as new as `lastMessageAt` sets it above that of every
+   *  other thread of the account with the same `lastMessageAt`. Counted per account and
+   *  millisecond, so a page cursor tells nothing about other accounts' traffic. */
   activity: number;
   messageCount: number;
 }
@@ -21,13 +22,15 @@ export interface InboxThread {
 export interface ThreadCursor {
   lastMessageAt: Date;
   activity: number;
+  id: string;
 }
 
 export interface InboxThreadStore {
   /** Inserts a new thread (`id` is fresh; `messageCount` 0). */
   create(thread: InboxThread): Promise<void>;
   findById(id: string): Promise<InboxThread | null>;
-  /** The account's threads newest first, ordered by (`lastMessageAt` desc, `activity` desc); with
+  /** The account's threads newest first, ordered by (`lastMessageAt` desc, `activity` desc,
+   *  `id` desc: two touches racing in one millisecond may share an `activity`); with
    *  `after`, only threads strictly after that position in this order. At most `limit`.
    *  Threads without messages are never listed. */
   listByAccount(accountId: string, opts: { after?: ThreadCursor; limit: number }): Promise<InboxThread[]>;

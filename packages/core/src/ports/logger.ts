@@ -9,11 +9,13 @@ export interface Logger {
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** One JSON line per entry; a field JSON cannot hold (a BigInt, a cycle) leaves the message only. */
+/** One JSON line per entry, time in UTC epoch ms (SECURITY.md Logging); the entry's fields
+ *  never replace `level`, `time` or `msg`. A field JSON cannot hold (a BigInt, a cycle) leaves
+ *  the message only. */
 function line(level: string, obj: Record<string, unknown>, msg?: string): string {
-  const time = new Date().toISOString();
+  const time = Date.now();
   try {
-    return JSON.stringify({ level, time, msg, ...obj });
+    return JSON.stringify({ ...obj, level, time, msg });
   } catch {
     return JSON.stringify({ level, time, msg });
   }

@@ -8,8 +8,7 @@ interface ThreadRow {
   subject_key: string;
   created_at: Date;
   last_message_at: Date;
-  /** bigint: node-postgres hands it over as a string. */
-  activity: string;
+  activity: number;
   message_count: number;
 }
 
@@ -20,18 +19,17 @@ const toThread = (r: ThreadRow): InboxThread => ({
   subjectKey: r.subject_key,
   createdAt: r.created_at,
   lastMessageAt: r.last_message_at,
-  activity: Number(r.activity),
+  activity: r.activity,
   messageCount: r.message_count,
 });
 
-/** Threads; the list is keyset-paginated on (last_message_at, activity). */
 /** First key of the per-subject threading lock: "thrd". */
 const THREAD_LOCK_CLASS = 0x74687264;
 
+/** Threads; the list is keyset-paginated on (last_message_at, activity, id), ids in byte order. */
 export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore {
   const T = t('inbox_threads');
   const M = t('inbox_messages');
-  const activity = t('inbox_thread_activity');
   return {
     async create(th) {
       await db.query(
@@ -48,18 +46,23 @@ export function postgresInboxThreadStore({ db, t }: StoreDeps): InboxThreadStore
       const r = await db.query(
         `SELECT * FROM ${T}
          WHERE account_id = $1 AND message_count > 0
-           AND ($2::timestamptz IS NULL OR (last_message_at, activity) < ($2::timestamptz, $3::bigint))
-         ORDER BY last_message_at DESC, activity DESC
-         LIMIT $4`,
-        [accountId, after?.lastMessageAt ?? null, after?.activity ?? null, limit],
+           AND ($2::timestamptz IS NULL
+                OR (last_message_at, activity, id) < ($2::timestamptz, $3::integer, $4::text COLLATE "C"))
+         ORDER BY last_message_at DESC, activity DESC, id DESC
+         LIMIT $5`,
+        [accountId, after?.lastMessageAt ?? null, after?.activity ?? null, after?.id ?? null, limit],
       );
       return r.rows.map(toThread);
     },
     async touch(id, at) {
       await db.query(
-        `UPDATE ${T} SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, $2),
-           activity = CASE WHEN $2 >= last_message_at THEN nextval('${activity}') ELSE activity END
-         WHERE id = $1`,
+        // Above the account's other threads of that millisecond (an index lookup of the list index).
+        `UPDATE ${T} AS th SET message_count = th.message_count + 1,
+           last_message_at = GREATEST(th.last_message_at, $2),
+           activity = CASE WHEN $2 < th.last_message_at THEN th.activity ELSE 1 + (
+             SELECT COALESCE(max(o.activity), 0) FROM ${T} o
+              WHERE o.account_id = th.account_id AND o.last_message_at = $2 AND o.message_count > 0) END
+         WHERE th.id = $1`,
         [id, at],
       );
     },

@@ -93,6 +93,12 @@ export function authScenarios(env: HttpEnv): void {
         );
         expect(body.user.email).toBe(composed);
         await login(ctx, { email: composed, password: PASSWORD });
+        // One domain whatever its spelling: IDNA (punycode) and full-width forms log in too.
+        await login(ctx, { email: `jos\u00e9-${tag}@xn--bcher-kva.example`, password: PASSWORD });
+        await login(ctx, {
+          email: `jos\u00e9-${tag}@b\u00fccher.\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45`,
+          password: PASSWORD,
+        });
         await expectProblem(
           await ctx.request('/auth/signup', {
             json: { name: 'José', email: composed, password: NEW_PASSWORD },
@@ -100,7 +106,14 @@ export function authScenarios(env: HttpEnv): void {
           409,
           'email_taken',
         );
-        for (const bad of ['"quoted"@example.test', 'a..b@example.test', 'user@localhost', 'user@127.0.0.1'])
+        for (const bad of [
+          '"quoted"@example.test',
+          'a..b@example.test',
+          'user@localhost',
+          'user@127.0.0.1',
+          'invisible\u200b@example.test',
+          '\u0301mark-first@example.test',
+        ])
           await expectProblem(
             await ctx.request('/auth/signup', { json: { name: 'Bad', email: bad, password: PASSWORD } }),
             400,

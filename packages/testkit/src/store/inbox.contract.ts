@@ -175,7 +175,9 @@ export function inboxStoreContract(setup: StoreSetup): void {
         for (;;) {
           const last = pages.at(-1);
           const page = await stores.inboxThreads.listByAccount(a.id, {
-            ...(last ? { after: { lastMessageAt: last.lastMessageAt, activity: last.activity } } : {}),
+            ...(last
+              ? { after: { lastMessageAt: last.lastMessageAt, activity: last.activity, id: last.id } }
+              : {}),
             limit: size,
           });
           if (page.length === 0) break;
@@ -183,6 +185,17 @@ export function inboxStoreContract(setup: StoreSetup): void {
         }
         expect(pages.map((t) => t.id)).toEqual(all.map((t) => t.id));
       }
+
+      // The cursor's own thread gets a newer message between two pages: the next page goes on
+      // from where the cursor stood, skipping nothing.
+      const first = await stores.inboxThreads.listByAccount(a.id, { limit: 2 });
+      const at = first.at(-1)!;
+      await stores.inboxThreads.touch(at.id, new Date(clock.now().getTime() + MIN));
+      const rest = await stores.inboxThreads.listByAccount(a.id, {
+        after: { lastMessageAt: at.lastMessageAt, activity: at.activity, id: at.id },
+        limit: 100,
+      });
+      expect(rest.map((t) => t.id)).toEqual(all.slice(2).map((t) => t.id));
     });
 
     it('touch counts messages and keeps the latest time; deleteIfEmpty spares threads with messages', async () => {
