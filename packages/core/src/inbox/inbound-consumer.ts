@@ -50,7 +50,10 @@ class AlreadyStored {
 /** Threads and stores a new inbound message (thread created when none matches). Returns the
  *  stored message; `created: false` when another delivery stored it first. Mails with one
  *  normalized subject in one account are threaded one at a time (in this process by `serial`,
- *  across processes by the store's subject lock), so two arriving together share one thread. */
+ *  across processes by the store's subject lock), so two arriving together share one thread.
+ *  `receivedAt` is when the webhook was accepted, not when this delivery runs: mails keep the
+ *  order they came in although deliveries run side by side, take their time at the provider,
+ *  or are retried an hour later. */
 async function storeInbound(
   ctx: GatehouseContext,
   opts: ResolvedInboxOptions,
@@ -58,8 +61,9 @@ async function storeInbound(
   account: InboxAccount,
   mail: InboundMail,
   providerMessageId: string,
+  receivedAt: Date,
 ): Promise<{ message: InboxMessage; created: boolean }> {
-  const now = ctx.clock.now();
+  const now = receivedAt;
   const subjectKey = normalizeSubject(mail.subject);
   const sender = mail.from?.address ?? null;
   const message: InboxMessage = {
@@ -189,7 +193,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (existing?.processedAt) return { outcome: 'duplicate' };
     const { message, created } = existing
       ? { message: existing, created: false }
-      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId);
+      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId, event.createdAt);
     if (message.processedAt) return { outcome: 'duplicate' };
 
     if (created && mail.attachments.length > MAX_ATTACHMENTS) {

@@ -69,14 +69,14 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
   const deliver = (
     consumer: 'inbound' | 'delivery',
     payload: unknown,
-    opts: { id?: string; attempt?: number } = {},
+    opts: { id?: string; attempt?: number; createdAt?: Date } = {},
   ) =>
     gh.inbox.consumers[consumer]({
       id: opts.id ?? `evt-${++n}-${randomUUID()}`,
       name: consumer,
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
       attempt: opts.attempt ?? 1,
-      createdAt: clock.now(),
+      createdAt: opts.createdAt ?? clock.now(),
     });
 
   return { gh, clock, stores, notifier, user, deliver };

@@ -186,6 +186,20 @@ describe('inbound consumer: body sources', () => {
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
   });
 
+  it('dates a message by when its webhook was accepted, so a late delivery keeps its place', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const accepted = new Date(t.clock.now().getTime() - 60_000);
+    await t.deliver('inbound', received({ email_id: 'p-later', subject: 'Accepted later' }));
+    // Accepted a minute earlier, delivered only now (a retry, a slow provider).
+    await t.deliver('inbound', received({ email_id: 'p-early', subject: 'Accepted earlier' }), {
+      createdAt: accepted,
+    });
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads.map((x) => x.subject)).toEqual(['Accepted later', 'Accepted earlier']);
+    expect(threads[1]!.lastMessageAt).toBe(accepted.toISOString());
+  });
+
   /** A provider email with text attachments: `[id, filename, content]`. */
   const withTextFiles = (emailId: string, files: Array<[string, string, string]>) =>
     fake.emails.set(emailId, {
