@@ -13,7 +13,7 @@ import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
-import { clientIp } from './util/client-ip.js';
+import { addressKey, clientIp } from './util/client-ip.js';
 
 const KiB = 1024;
 
@@ -66,13 +66,13 @@ export function createGatehouse(options: GatehouseOptions) {
   }
   const prefixes = [...new Set(Object.values(base))];
   const owns = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
-  const trusted = new Set(options.trustedProxies ?? []);
+  const trusted = new Set((options.trustedProxies ?? []).map(addressKey));
 
   const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({
     router,
     logger,
     bodyLimit: (route) => (route.area === 'webhook' ? limits.webhook : limits.auth),
-    authenticate: (token) => auth.authenticate(token),
+    authenticate: auth.authenticate,
     clientIp: (req) => clientIp(req, trusted),
     owns,
   });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import type { Logger } from '@gatehouse/core';
+import { jsonLinesLogger } from '@gatehouse/core';
 import { migrate } from './migrate.js';
 
 const USAGE = `Usage: gatehouse-postgres migrate [--schema <name>] [--database-url <url>]
@@ -11,12 +11,7 @@ Applies the numbered Gatehouse migrations to one schema (created when missing).
 `;
 
 /** Structured lines on stderr: the CLI's only output besides the summary. */
-const logger: Logger = {
-  debug() {},
-  info: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'info', msg, ...obj })}\n`),
-  warn: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`),
-  error: (obj, msg) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...obj })}\n`),
-};
+const logger = jsonLinesLogger((line) => process.stderr.write(`${line}\n`));
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
@@ -50,7 +45,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     );
     return 0;
   } catch (e) {
-    process.stderr.write(`migration failed: ${messageOf(e)}\n`);
+    logger.error({ event: 'migration_failed', err: messageOf(e) }, 'migration failed');
     return 1;
   } finally {
     await pool.end();

@@ -161,6 +161,29 @@ describe('gatehouse-postgres migrate (CLI)', () => {
     },
   );
 
+  it('exits 1 and logs migration_failed as a JSON line (epoch-ms time) when the migration fails', async () => {
+    const env = { ...process.env, DATABASE_URL: 'postgres://127.0.0.1:1/none' };
+    const err = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, 'migrate', '--schema', 'not a schema!'],
+      {
+        env,
+      },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect(err).toMatchObject({ code: 1 });
+    const lines = err.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({
+      event: 'migration_failed',
+      level: 'error',
+      time: expect.any(Number),
+      msg: 'migration failed',
+      err: expect.any(String),
+    });
+  });
+
   it('exits 2 with a message when DATABASE_URL is missing', async () => {
     const env = { ...process.env, DATABASE_URL: '' };
     const err = await run(process.execPath, ['--import', 'tsx', cli, 'migrate'], { env }).catch(

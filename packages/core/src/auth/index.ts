@@ -6,7 +6,7 @@ import { createAuthApi, createAuthFlows } from './api.js';
 import { createBackground } from './background.js';
 import type { AuthDeps } from './deps.js';
 import { createEndedSessions } from './ended-sessions.js';
-import { logAuthEvent } from './log.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
 import { resolveAuthConfig } from './options.js';
 import { createPasswordService } from './passwords.js';
 import { authRoutes } from './routes.js';
@@ -40,16 +40,21 @@ export function createAuthArea(ctx: GatehouseContext) {
   ctx.sessions = sessions.issuer;
 
   /** Bearer check: signature and claims, then the in-memory ended set (no store round trip). */
-  async function authenticate(token: string): Promise<Principal> {
+  async function authenticate(token: string, meta?: RequestMeta): Promise<Principal> {
     const principal = await verifyAccessToken(ctx.keyring, config.audience, token);
     if (await ended.has(principal.sid)) {
-      logAuthEvent(ctx.logger, 'info', {
-        event: 'authorization_denied',
-        outcome: 'failure',
-        reason: 'session_ended',
-        userId: principal.userId,
-        sid: principal.sid,
-      });
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        {
+          event: 'authorization_denied',
+          outcome: 'failure',
+          reason: 'session_ended',
+          userId: principal.userId,
+          sid: principal.sid,
+        },
+        meta,
+      );
       throw new GatehouseError('invalid_token');
     }
     return principal;

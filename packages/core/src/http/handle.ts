@@ -14,7 +14,11 @@ export interface HandlerOptions {
   /** Max body bytes per area when a route does not set its own. */
   bodyLimit: (route: RouteDef) => number;
   /** Verifies a Bearer access token; throws `invalid_token`. */
-  authenticate: (token: string) => Promise<Principal>;
+  /** `meta` is for the log line of a refused token. */
+  authenticate: (
+    token: string,
+    meta?: { ip: string; route: string; requestId: string },
+  ) => Promise<Principal>;
   /** Client address from the socket address and the headers (trusted proxies only). */
   clientIp: (req: NeutralRequest) => string;
   /** Paths this instance owns (a 404 problem there); anything else is `null` so the host handles it. */
@@ -99,7 +103,10 @@ export function createHandler(opts: HandlerOptions) {
       const read = readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
       const rawBody = read instanceof Uint8Array ? read : await read;
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
-      const principal = route.auth === 'bearer' ? await opts.authenticate(bearer(req.headers)) : undefined;
+      const principal =
+        route.auth === 'bearer'
+          ? await opts.authenticate(bearer(req.headers), { ip, route: pattern, requestId })
+          : undefined;
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       const body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
       const reply = await route.handler({

@@ -1,3 +1,4 @@
+import { logAuthEvent } from '../auth/log.js';
 import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { InboxAccount, InboxRole } from '../ports/inbox-account-store.js';
@@ -15,10 +16,14 @@ export async function requireAccount(
   if (!account) throw new GatehouseError('not_found');
   const role = await ctx.stores.inboxAccounts.roleOf(accountId, userId);
   if (role === null || (need === 'owner' && role !== 'owner')) {
-    ctx.logger.info(
-      { event: 'authorization_denied', outcome: 'denied', userId, reason: `inbox_${need}_required` },
-      'authorization denied',
-    );
+    // The library call has no request: address, route and request id are logged as null.
+    logAuthEvent(ctx.logger, 'info', {
+      event: 'authorization_denied',
+      outcome: 'failure',
+      reason: `inbox_${need}_required`,
+      userId,
+      accountId,
+    });
     throw new GatehouseError('forbidden');
   }
   return { account, role };

@@ -43,10 +43,18 @@ const permanentError = (message: string) => new ProviderError(message, undefined
 const MiB = 1024 * 1024;
 const MAX_ID = 256;
 
-/** Path segment for an id from a payload: length-capped and percent-encoded. */
+/** Path segment for an id from a payload: length-capped and percent-encoded. `.` and `..`
+ *  survive percent-encoding and would be resolved as path steps (`/emails/..` is `/`). */
 function segment(id: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID || /[\u0000-\u001f]/.test(id)) {
+  if (
+    typeof id !== 'string' ||
+    id.length === 0 ||
+    id.length > MAX_ID ||
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
+    /[\u0000-\u001f]/.test(id) ||
+    id === '.' ||
+    id === '..'
+  ) {
     throw permanentError('invalid provider id');
   }
   return encodeURIComponent(id);

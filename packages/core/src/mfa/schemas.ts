@@ -7,8 +7,17 @@ const b64url = z
   .max(16_384)
   .regex(/^[A-Za-z0-9_-]*={0,2}$/, 'base64url expected');
 const credentialId = b64url.min(1).max(1_366);
-/** Client extension outputs: passed to the verifier as they are, never used as lookup keys. */
-const extensions = z.looseObject({}).default({});
+/** Client extension outputs: passed to the verifier as they are, never used as lookup keys.
+ *  Open (authenticators add extensions over time) but capped: the known outputs (`credProps`,
+ *  `prf`, `largeBlob`, `appid`) fit in a few hundred bytes. */
+const EXTENSIONS_MAX = 4096;
+const extensions = z
+  .looseObject({})
+  .refine(
+    (v) => JSON.stringify(v).length <= EXTENSIONS_MAX,
+    `At most ${EXTENSIONS_MAX} bytes of extension outputs`,
+  )
+  .default({});
 const attachment = z.enum(['platform', 'cross-platform']).optional();
 
 export const tokenCodeBody = z.strictObject({ token, code });

@@ -19,15 +19,25 @@ function ipv6Groups(ip: string): number[] {
   return hex.map((g) => Number.parseInt(g, 16));
 }
 
+const mappedV4 = (g: number[]) => g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
+const v4Of = (g: number[]) => [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.');
+
+/** One spelling per host address, to compare with the trusted proxy list: IPv4-mapped IPv6
+ *  (what a dual-stack listener reports for IPv4 peers) as IPv4, other IPv6 as its eight groups;
+ *  anything else as given. */
+export function addressKey(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const g = ipv6Groups(ip);
+  return mappedV4(g) ? v4Of(g) : g.map((x) => x.toString(16)).join(':');
+}
+
 /** Canonical client address for limiter keys: IPv4 as is, IPv6 cut to its /64 so one
  *  host cannot rotate through its own prefix. IPv4-mapped IPv6 (`::ffff:a.b.c.d`, in any
  *  spelling) becomes IPv4, so a proxy's choice of notation never splits or merges buckets. */
 export function limiterAddress(ip: string): string {
   if (isIP(ip) !== 6) return ip;
   const g = ipv6Groups(ip);
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
-    return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.');
-  }
+  if (mappedV4(g)) return v4Of(g);
   return `${g
     .slice(0, 4)
     .map((x) => x.toString(16))
@@ -35,10 +45,11 @@ export function limiterAddress(ip: string): string {
 }
 
 /** The socket address, or the first untrusted hop of `x-forwarded-for` when the socket
- *  is a trusted proxy. Forwarded headers from anyone else are ignored. */
+ *  is a trusted proxy. Forwarded headers from anyone else are ignored. `trustedProxies` holds
+ *  `addressKey` spellings. */
 export function clientIp(req: NeutralRequest, trustedProxies: ReadonlySet<string>): string {
   const socket = req.ip ?? '';
-  if (trustedProxies.size === 0 || !trustedProxies.has(socket)) return socket;
+  if (trustedProxies.size === 0 || !trustedProxies.has(addressKey(socket))) return socket;
   const xff = req.headers['x-forwarded-for'];
   const hops = (Array.isArray(xff) ? xff.join(',') : (xff ?? ''))
     .split(',')
@@ -46,7 +57,7 @@ export function clientIp(req: NeutralRequest, trustedProxies: ReadonlySet<string
     .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
-    if (!trustedProxies.has(hop)) return isIP(hop) ? hop : socket;
+    if (!trustedProxies.has(addressKey(hop))) return isIP(hop) ? hop : socket;
   }
   return socket;
 }

@@ -99,6 +99,12 @@ describe('security logging', () => {
     );
     expect((await call('DELETE', '/auth/mfa/totp', {}, bearer)).status).toBe(403);
     expect((await call('DELETE', '/auth/mfa/totp', { password: u.password }, bearer)).status).toBe(204);
+    // A Bearer token of a session that ended (the removal ended the others) is refused and logged.
+    const other = (await session(t, u)).accessToken;
+    expect(
+      (await call('DELETE', '/auth/sessions', undefined, (await session(t, u)).accessToken)).status,
+    ).toBe(204);
+    expect((await call('GET', '/auth/me', undefined, other)).status).toBe(401);
 
     const events = t.log.entries.map((e) => e.obj);
     const expected: Array<[string, string, string]> = [
@@ -108,9 +114,12 @@ describe('security logging', () => {
       ['mfa_verified', 'success', 'POST /auth/mfa/verify'],
       ['authorization_denied', 'failure', 'DELETE /auth/mfa/totp'],
       ['mfa_removed', 'success', 'DELETE /auth/mfa/totp'],
+      ['authorization_denied', 'failure', 'GET /auth/me'],
     ];
     for (const [event, outcome, route] of expected) {
-      const e = events.find((x) => x.event === event);
+      const e = events.find(
+        (x) => x.event === event && String(x.route).endsWith(route.split(' ')[1]!.slice(5)),
+      );
       expect(e, event).toMatchObject({ outcome, userId: u.id, ip, requestId: expect.any(String) });
       expect(String(e!.route), event).toContain(route.split(' ')[1]!.slice('/auth'.length));
       for (const k of FIELDS) expect(e, event).toHaveProperty(k);

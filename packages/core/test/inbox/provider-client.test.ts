@@ -69,6 +69,13 @@ describe('provider client', () => {
     await client().getReceivedEmail('../../emails?x=1#y');
     expect(fake.requests.at(-1)!.path).toBe('/emails/receiving/..%2F..%2Femails%3Fx%3D1%23y');
     await expect(client().getReceivedEmail('x'.repeat(300))).rejects.toThrow('invalid provider id');
+    // Dot segments survive percent-encoding and would be resolved as path steps.
+    const asked = fake.requests.length;
+    for (const id of ['.', '..']) {
+      await expect(client().getReceivedEmail(id)).rejects.toThrow('invalid provider id');
+      await expect(client().getReceivedAttachment('e1', id)).rejects.toThrow('invalid provider id');
+    }
+    expect(fake.requests.length).toBe(asked);
   });
 
   it('downloads attachments through the download_url of the same origin', async () => {

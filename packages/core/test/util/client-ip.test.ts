@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { limiterAddress } from '../../src/util/client-ip.js';
+import { addressKey, clientIp, limiterAddress } from '../../src/util/client-ip.js';
 
 describe('limiterAddress', () => {
   it('gives every spelling of an IPv4-mapped address the IPv4 bucket', () => {
@@ -31,5 +31,29 @@ describe('limiterAddress', () => {
   it('leaves anything else as it is', () => {
     expect(limiterAddress('')).toBe('');
     expect(limiterAddress('not-an-ip')).toBe('not-an-ip');
+  });
+});
+
+describe('clientIp', () => {
+  const trusted = (...ips: string[]) => new Set(ips.map(addressKey));
+  const req = (ip: string, xff?: string) => ({
+    method: 'POST',
+    path: '/auth/login',
+    headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+    ip,
+  });
+
+  it('knows a listed proxy in the spelling a dual-stack listener reports (IPv4-mapped IPv6)', () => {
+    const proxies = trusted('127.0.0.1', '::1');
+    expect(clientIp(req('::ffff:127.0.0.1', '203.0.113.7'), proxies)).toBe('203.0.113.7');
+    expect(clientIp(req('127.0.0.1', '203.0.113.7'), proxies)).toBe('203.0.113.7');
+    expect(clientIp(req('0:0:0:0:0:0:0:1', '203.0.113.8'), proxies)).toBe('203.0.113.8');
+    // A listed proxy as a hop is skipped in any spelling; the first untrusted hop is the client.
+    expect(clientIp(req('::1', '198.51.100.1, ::ffff:127.0.0.1'), proxies)).toBe('198.51.100.1');
+  });
+
+  it('ignores forwarded headers from anyone not listed', () => {
+    expect(clientIp(req('::ffff:192.0.2.9', '203.0.113.7'), trusted('127.0.0.1'))).toBe('::ffff:192.0.2.9');
+    expect(clientIp(req('192.0.2.9', '203.0.113.7'), trusted())).toBe('192.0.2.9');
   });
 });
