@@ -23,5 +23,8 @@ describe('WebAuthn body schemas', () => {
     const r = webauthnVerifyBody.safeParse(body({ ['k'.repeat(50_000)]: 'v'.repeat(40_000) }));
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.path).toEqual(['assertionResponse', 'clientExtensionResults']);
+    // Bytes, not characters: 2,100 two-byte characters are over 4 KiB.
+    expect(webauthnVerifyBody.safeParse(body({ x: 'é'.repeat(2100) })).success).toBe(false);
+    expect(webauthnVerifyBody.safeParse(body({ x: 10n })).success).toBe(false);
   });
 });

@@ -53,7 +53,7 @@ export function createAuthArea(ctx: GatehouseContext) {
           userId: principal.userId,
           sid: principal.sid,
         },
-        meta,
+        meta ?? undefined,
       );
       throw new GatehouseError('invalid_token');
     }

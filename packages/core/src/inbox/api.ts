@@ -3,7 +3,7 @@ import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxRole } from '../ports/inbox-account-store.js';
-import { requireAccount, requireThread } from './access.js';
+import { type AccessMeta, requireAccount, requireThread } from './access.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ResolvedInboxOptions } from './options.js';
 import { type RecordOutboundInput, sendReply, storeOutbound } from './outbound.js';
@@ -62,9 +62,10 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       userId: string,
       accountId: string,
       input: { email: string; role: InboxRole },
+      meta: AccessMeta = {},
     ): Promise<{ member: MemberView; created: boolean }> {
       // Access before validation: a caller without access learns nothing from a field error.
-      await requireAccount(ctx, userId, accountId, 'owner');
+      await requireAccount(ctx, userId, accountId, 'owner', meta);
       const body = validate(addMemberBody, input);
       const user = await ctx.stores.users.findByEmail(body.email);
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
@@ -89,8 +90,9 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       userId: string,
       accountId: string,
       page: { cursor?: string | null; limit?: number } = {},
+      meta: AccessMeta = {},
     ): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }> {
-      await requireAccount(ctx, userId, accountId);
+      await requireAccount(ctx, userId, accountId, 'member', meta);
       const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? opts.pageSize)), 200);
       const after = page.cursor ? decodeCursor(page.cursor) : undefined;
       const rows = await ctx.stores.inboxThreads.listByAccount(accountId, {
@@ -105,8 +107,8 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
     },
 
     /** The thread with its messages (oldest first), statuses and attachment metadata. */
-    async getThread(userId: string, threadId: string): Promise<ThreadDetail> {
-      const { thread } = await requireThread(ctx, userId, threadId);
+    async getThread(userId: string, threadId: string, meta: AccessMeta = {}): Promise<ThreadDetail> {
+      const { thread } = await requireThread(ctx, userId, threadId, meta);
       const messages = await ctx.stores.inboxMessages.listByThread(thread.id);
       const attachments = await ctx.stores.inboxAttachments.listByMessages(messages.map((m) => m.id));
       return {
@@ -122,10 +124,14 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
     },
 
     /** An attachment's bytes and metadata (members of its account only). */
-    async getAttachment(userId: string, attachmentId: string): Promise<AttachmentDownload> {
+    async getAttachment(
+      userId: string,
+      attachmentId: string,
+      meta: AccessMeta = {},
+    ): Promise<AttachmentDownload> {
       const attachment = await ctx.stores.inboxAttachments.findById(attachmentId);
       if (!attachment) throw new GatehouseError('not_found');
-      await requireAccount(ctx, userId, attachment.accountId);
+      await requireAccount(ctx, userId, attachment.accountId, 'member', meta);
       const bytes = await ctx.files.get(attachment.fileKey);
       if (!bytes) throw new GatehouseError('not_found');
       return { filename: attachment.filename, contentType: attachment.contentType, bytes };
@@ -136,8 +142,9 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       userId: string,
       threadId: string,
       input: { text: string; html?: string },
+      meta: AccessMeta = {},
     ): Promise<MessageView> {
-      const { thread, account } = await requireThread(ctx, userId, threadId);
+      const { thread, account } = await requireThread(ctx, userId, threadId, meta);
       const body = validate(replyBody, input);
       return withAttachments(ctx, await sendReply(ctx, account, thread, body));
     },

@@ -42,6 +42,13 @@ const recipientsOf = (m: { to: ParsedAddress[]; cc: ParsedAddress[]; otherRecipi
   ...m.otherRecipients,
 ];
 
+/** When the webhook was accepted: the event's `createdAt`, or now for a host that hands the
+ *  consumer an event without a valid one. */
+const acceptedAt = (ctx: GatehouseContext, event: DeliveredEvent): Date =>
+  event.createdAt instanceof Date && !Number.isNaN(event.createdAt.getTime())
+    ? event.createdAt
+    : ctx.clock.now();
+
 /** A message insert that found its provider id already stored (it lost a race). */
 class AlreadyStored {
   constructor(readonly message: InboxMessage) {}
@@ -193,7 +200,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (existing?.processedAt) return { outcome: 'duplicate' };
     const { message, created } = existing
       ? { message: existing, created: false }
-      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId, event.createdAt);
+      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId, acceptedAt(ctx, event));
     if (message.processedAt) return { outcome: 'duplicate' };
 
     if (created && mail.attachments.length > MAX_ATTACHMENTS) {

@@ -77,7 +77,9 @@ export function readEnvelope(body: Record<string, unknown>): Envelope {
     parseAddresses(has(data, 'reply_to') ? get(data, 'reply_to') : firstHeader(headers, 'reply-to'))[0]
       ?.address ?? null;
   return {
-    emailId: emailId && emailId.length <= 256 && !/\s/.test(emailId) ? emailId : null,
+    // `.` and `..` would be path steps in a provider URL: such an id is no id.
+    emailId:
+      emailId && emailId.length <= 256 && !/\s/.test(emailId) && !/^\.\.?$/.test(emailId) ? emailId : null,
     from,
     replyTo,
     to: parseAddresses(has(data, 'to') ? get(data, 'to') : headers.get('to')),

@@ -1,5 +1,7 @@
+import { metaOf } from '../auth/log.js';
 import { GatehouseError } from '../errors.js';
-import type { RouteDef } from '../http/types.js';
+import type { RouteContext, RouteDef } from '../http/types.js';
+import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
 import {
   accountListSchema,
@@ -24,6 +26,9 @@ export function contentDisposition(filename: string): string {
   );
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
+
+/** The request and session behind a route call, for the log line of a refusal. */
+const asker = (rc: RouteContext<unknown>): AccessMeta => ({ ...metaOf(rc), sid: rc.principal.sid });
 
 const errors = {
   401: { description: 'missing or invalid access token' },
@@ -82,8 +87,9 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
         200: { description: 'role changed', schema: memberSchema },
         ...errors,
       },
-      async handler({ principal, params, body }) {
-        const { member, created } = await api.addMember(principal.userId, params.id!, body);
+      async handler(rc) {
+        const { principal, params, body } = rc;
+        const { member, created } = await api.addMember(principal.userId, params.id!, body, asker(rc));
         return { status: created ? 201 : 200, body: { member } };
       },
     },
@@ -94,14 +100,17 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       auth: 'bearer',
       summary: 'Threads of an inbox account, newest first (`?cursor=` from `nextCursor`, `?limit=`)',
       responses: { 200: { description: 'one page of threads', schema: threadListSchema }, ...errors },
-      async handler({ principal, params, query }) {
+      async handler(rc) {
+        const { principal, params, query } = rc;
         const limit = limitOf(query.get('limit'));
         return {
           status: 200,
-          body: await api.listThreads(principal.userId, params.id!, {
-            cursor: query.get('cursor'),
-            ...(limit === undefined ? {} : { limit }),
-          }),
+          body: await api.listThreads(
+            principal.userId,
+            params.id!,
+            { cursor: query.get('cursor'), ...(limit === undefined ? {} : { limit }) },
+            asker(rc),
+          ),
         };
       },
     },
@@ -112,8 +121,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       auth: 'bearer',
       summary: 'A thread with its messages (oldest first), statuses and attachment metadata',
       responses: { 200: { description: 'the thread', schema: threadDetailSchema }, ...errors },
-      async handler({ principal, params }) {
-        return { status: 200, body: await api.getThread(principal.userId, params.id!) };
+      async handler(rc) {
+        return { status: 200, body: await api.getThread(rc.principal.userId, rc.params.id!, asker(rc)) };
       },
     },
     {
@@ -123,8 +132,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       auth: 'bearer',
       summary: 'Download an attachment (never rendered at the host origin)',
       responses: { 200: { description: 'the bytes, as a download' }, ...errors },
-      async handler({ principal, params }) {
-        const a = await api.getAttachment(principal.userId, params.id!);
+      async handler(rc) {
+        const a = await api.getAttachment(rc.principal.userId, rc.params.id!, asker(rc));
         return {
           status: 200,
           body: a.bytes,
@@ -151,8 +160,12 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
         ...errors,
         503: { description: 'the mail provider did not accept the reply' },
       },
-      async handler({ principal, params, body }) {
-        return { status: 201, body: { message: await api.reply(principal.userId, params.id!, body) } };
+      async handler(rc) {
+        const { principal, params, body } = rc;
+        return {
+          status: 201,
+          body: { message: await api.reply(principal.userId, params.id!, body, asker(rc)) },
+        };
       },
     },
   ];

@@ -13,10 +13,13 @@ const credentialId = b64url.min(1).max(1_366);
 const EXTENSIONS_MAX = 4096;
 const extensions = z
   .looseObject({})
-  .refine(
-    (v) => JSON.stringify(v).length <= EXTENSIONS_MAX,
-    `At most ${EXTENSIONS_MAX} bytes of extension outputs`,
-  )
+  .refine((v) => {
+    try {
+      return Buffer.byteLength(JSON.stringify(v)) <= EXTENSIONS_MAX;
+    } catch {
+      return false; // a library caller's BigInt or cycle: no JSON, no extension output
+    }
+  }, `At most ${EXTENSIONS_MAX} bytes of extension outputs`)
   .default({});
 const attachment = z.enum(['platform', 'cross-platform']).optional();
 

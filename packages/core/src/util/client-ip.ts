@@ -28,7 +28,8 @@ const v4Of = (g: number[]) => [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255]
 export function addressKey(ip: string): string {
   if (isIP(ip) !== 6) return ip;
   const g = ipv6Groups(ip);
-  return mappedV4(g) ? v4Of(g) : g.map((x) => x.toString(16)).join(':');
+  // A zone (`fe80::1%eth0`) names one interface's neighbour: another zone is another host.
+  return mappedV4(g) ? v4Of(g) : `${g.map((x) => x.toString(16)).join(':')}${/%.*$/.exec(ip)?.[0] ?? ''}`;
 }
 
 /** Canonical client address for limiter keys: IPv4 as is, IPv6 cut to its /64 so one

@@ -125,4 +125,33 @@ describe('security logging', () => {
       for (const k of FIELDS) expect(e, event).toHaveProperty(k);
     }
   });
+
+  it('logs an inbox access refusal with the route, request id, address and session', async () => {
+    const t = setup();
+    const owner = await user(t);
+    const stranger = await user(t);
+    const account = await t.gh.inbox.createAccount(owner.id, {
+      address: `inbox-${owner.id}@acme.test`,
+      name: 'Support',
+    });
+    const bearer = (await session(t, stranger)).accessToken;
+    const { sid } = await t.gh.auth.verifyAccessToken(bearer);
+    const res = await t.gh.handle({
+      method: 'GET',
+      path: `/inbox/accounts/${account.id}/threads`,
+      headers: { authorization: `Bearer ${bearer}` },
+      ip: '192.0.2.45',
+    });
+    expect(res?.status).toBe(403);
+    const e = t.log.entries.map((x) => x.obj).find((x) => x.event === 'authorization_denied');
+    expect(e).toMatchObject({
+      outcome: 'failure',
+      reason: 'inbox_member_required',
+      userId: stranger.id,
+      sid,
+      ip: '192.0.2.45',
+      route: '/inbox/accounts/:id/threads',
+      requestId: expect.any(String),
+    });
+  });
 });

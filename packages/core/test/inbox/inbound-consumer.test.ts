@@ -164,6 +164,20 @@ describe('inbound consumer: body sources', () => {
     });
   });
 
+  it('takes an email_id of . or .. as no id: no provider call, the payload body is stored', async () => {
+    const t = setup({ provider: fake.config() });
+    const { owner, account } = await withAccount(t);
+    const asked = fake.requests.length;
+    for (const id of ['.', '..'])
+      expect(
+        await t.deliver('inbound', received({ email_id: id, subject: `dots ${id}`, text: 'hi' })),
+      ).toEqual({
+        outcome: 'stored',
+      });
+    expect(fake.requests.length).toBe(asked);
+    expect(await threadsOf(t, owner.id, account.id)).toHaveLength(2);
+  });
+
   it('finishes with no_account without asking the provider when no named recipient has an account', async () => {
     const t = setup({ provider: fake.config() });
     await withAccount(t);

@@ -52,6 +52,12 @@ describe('clientIp', () => {
     expect(clientIp(req('::1', '198.51.100.1, ::ffff:127.0.0.1'), proxies)).toBe('198.51.100.1');
   });
 
+  it('keeps zone ids apart: a neighbour on another interface is another host', () => {
+    expect(addressKey('fe80::1%eth0')).not.toBe(addressKey('fe80::1%eth1'));
+    expect(addressKey('FE80:0:0:0:0:0:0:1%eth0')).toBe(addressKey('fe80::1%eth0'));
+    expect(addressKey('not an address')).toBe('not an address');
+  });
+
   it('ignores forwarded headers from anyone not listed', () => {
     expect(clientIp(req('::ffff:192.0.2.9', '203.0.113.7'), trusted('127.0.0.1'))).toBe('::ffff:192.0.2.9');
     expect(clientIp(req('192.0.2.9', '203.0.113.7'), trusted())).toBe('192.0.2.9');
