@@ -1,3 +1,4 @@
+import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { mfaSummary } from '../mfa/summary.js';
@@ -6,7 +7,7 @@ import type { AuthDeps } from './deps.js';
 import { logAuthEvent } from './log.js';
 
 /** The live user behind a principal; 401 `invalid_token` when gone or disabled. */
-export async function userOf(d: AuthDeps, principal: Principal): Promise<User> {
+export async function userOf(d: { ctx: GatehouseContext }, principal: Principal): Promise<User> {
   const user = await d.ctx.stores.users.findById(principal.userId);
   if (!user || user.disabled) throw new GatehouseError('invalid_token');
   return user;

@@ -24,8 +24,7 @@ export async function requestEmailChange(
   meta: RequestMeta,
 ): Promise<{ accepted: true }> {
   const { ctx } = d;
-  await requireFreshAuth(ctx, principal, input.password, { requirePassword: true, meta });
-  const user = await userOf(d, principal);
+  const user = await requireFreshAuth(ctx, principal, input.password, { requirePassword: true, meta });
   if (input.newEmail === user.email)
     throw new GatehouseError('validation_failed', {
       errors: [{ path: 'newEmail', message: 'This is already your address' }],

@@ -40,7 +40,7 @@ export function createAuthArea(ctx: GatehouseContext) {
   ctx.sessions = sessions.issuer;
 
   /** Bearer check: signature and claims, then the in-memory ended set (no store round trip). */
-  async function authenticate(token: string, meta?: RequestMeta): Promise<Principal> {
+  async function authenticate(token: string, meta?: RequestMeta | null): Promise<Principal> {
     const principal = await verifyAccessToken(ctx.keyring, config.audience, token);
     if (await ended.has(principal.sid)) {
       logAuthEvent(
@@ -53,7 +53,7 @@ export function createAuthArea(ctx: GatehouseContext) {
           userId: principal.userId,
           sid: principal.sid,
         },
-        meta ?? undefined,
+        meta,
       );
       throw new GatehouseError('invalid_token');
     }

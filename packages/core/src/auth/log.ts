@@ -12,7 +12,7 @@ export interface RequestMeta {
 }
 
 /** The address for per-address limits; library calls without one skip those limits. */
-export const ipOf = (meta: RequestMeta): string => meta.ip ?? '';
+export const ipOf = (meta?: RequestMeta | null): string => meta?.ip ?? '';
 
 /** A route's request as the flows see it. */
 export function metaOf(rc: RouteContext<unknown>): RequestMeta {
@@ -41,7 +41,7 @@ export function logAuthEvent(
   logger: Logger,
   level: 'info' | 'warn',
   e: AuthEvent,
-  meta: RequestMeta = {},
+  meta?: RequestMeta | null,
 ): void {
   const { event, outcome, reason, userId, sid, ...extra } = e;
   logger[level](
@@ -51,9 +51,9 @@ export function logAuthEvent(
       reason: reason ?? null,
       userId: userId ?? null,
       sid: sid ?? null,
-      ip: meta.ip ?? null,
-      route: meta.route ?? null,
-      requestId: meta.requestId ?? null,
+      ip: meta?.ip ?? null,
+      route: meta?.route ?? null,
+      requestId: meta?.requestId ?? null,
       ...extra,
     },
     `auth ${event} ${outcome}`,

@@ -1,5 +1,6 @@
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
+import { userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail } from './mails.js';
@@ -21,8 +22,7 @@ export async function changePassword(
   meta: RequestMeta,
 ): Promise<void> {
   const { ctx, passwords } = d;
-  const user = await ctx.stores.users.findById(principal.userId);
-  if (!user || user.disabled) throw new GatehouseError('invalid_token');
+  const user = await userOf(d, principal);
   const ip = ipOf(meta);
   const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', user.email]);
   if (!(await passwords.verify(user, input.currentPassword))) {

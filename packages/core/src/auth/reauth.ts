@@ -1,6 +1,8 @@
 import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
+import type { User } from '../ports/user-store.js';
+import { userOf } from './account.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 
 /** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
@@ -10,26 +12,28 @@ export const REAUTH_WINDOW_SECONDS = 600;
  *  (`auth_time`) is at most 10 minutes old, or when `password` is the user's password;
  *  otherwise 403 `reauth_required`. A given password is always checked, fresh or not.
  *  `requirePassword` (removing a factor, new recovery codes) ignores `auth_time`.
- *  Wrong passwords count as failed logins of the account and the address (throttled, 429 when
- *  over). */
+ *  Returns the live user (401 `invalid_token` when gone or disabled). Wrong passwords count
+ *  as failed logins of the account and the address (throttled, 429 when over). */
 export async function requireFreshAuth(
   ctx: GatehouseContext,
   principal: Principal,
   password?: string,
   opts: { requirePassword?: boolean; meta?: RequestMeta } = {},
-): Promise<void> {
+): Promise<User> {
   if (password === undefined) {
     const age = Math.floor(ctx.clock.now().getTime() / 1000) - principal.authTime;
-    if (!opts.requirePassword && age <= REAUTH_WINDOW_SECONDS) return;
-    throw denied(ctx, principal, opts.requirePassword ? 'password_required' : 'stale_auth', opts.meta);
+    if (opts.requirePassword || age > REAUTH_WINDOW_SECONDS)
+      throw denied(ctx, principal, opts.requirePassword ? 'password_required' : 'stale_auth', opts.meta);
+    return userOf({ ctx }, principal);
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new GatehouseError('invalid_token');
-  const attempt = await ctx.throttle.take(['login:ip', ipOf(opts.meta ?? {})], ['login:email', user.email]);
+  const attempt = await ctx.throttle.take(['login:ip', ipOf(opts.meta)], ['login:email', user.email]);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
     throw denied(ctx, principal, 'wrong_password', opts.meta);
   }
   await attempt.release();
+  return user;
 }
 
 function denied(

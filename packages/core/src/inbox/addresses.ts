@@ -19,9 +19,6 @@ export function headerSafe(value: string, max = 998): string {
   return value.replace(CONTROL, ' ').trim().slice(0, max);
 }
 
-/** One canonical form of an email address: the auth area's (trim, NFC, lower case). */
-export const canonicalAddress = canonicalEmail;
-
 /** The address without `+tag` sub-addressing: `ann+news@x` -> `ann@x`. */
 export function stripTag(address: string): string {
   const at = address.lastIndexOf('@');
@@ -45,7 +42,7 @@ export function parseAddresses(value: unknown): ParsedAddress[] {
   const out: ParsedAddress[] = [];
   const push = (display: string, address: string | null) => {
     if (out.length >= MAX_ADDRESSES) return;
-    const a = address === null ? null : canonicalAddress(address);
+    const a = address === null ? null : canonicalEmail(address);
     out.push({ display: headerSafe(display, MAX_DISPLAY), address: a !== null && plausible(a) ? a : null });
   };
   const visit = (v: unknown, depth: number) => {

@@ -42,12 +42,12 @@ const recipientsOf = (m: { to: ParsedAddress[]; cc: ParsedAddress[]; otherRecipi
   ...m.otherRecipients,
 ];
 
-/** When the webhook was accepted: the event's `createdAt`, or now for a host that hands the
- *  consumer an event without a valid one. */
-const acceptedAt = (ctx: GatehouseContext, event: DeliveredEvent): Date =>
-  event.createdAt instanceof Date && !Number.isNaN(event.createdAt.getTime())
-    ? event.createdAt
-    : ctx.clock.now();
+/** When the webhook was accepted: the event's `createdAt` (a host re-queuing events as JSON
+ *  hands over a string), or now when it holds no time. */
+function acceptedAt(ctx: GatehouseContext, event: DeliveredEvent): Date {
+  const at = new Date(event.createdAt as Date | string);
+  return Number.isNaN(at.getTime()) ? ctx.clock.now() : at;
+}
 
 /** A message insert that found its provider id already stored (it lost a race). */
 class AlreadyStored {
@@ -58,7 +58,7 @@ class AlreadyStored {
  *  stored message; `created: false` when another delivery stored it first. Mails with one
  *  normalized subject in one account are threaded one at a time (in this process by `serial`,
  *  across processes by the store's subject lock), so two arriving together share one thread.
- *  `receivedAt` is when the webhook was accepted, not when this delivery runs: mails keep the
+ *  `now` is when the webhook was accepted, not when this delivery runs: mails keep the
  *  order they came in although deliveries run side by side, take their time at the provider,
  *  or are retried an hour later. */
 async function storeInbound(
@@ -68,9 +68,8 @@ async function storeInbound(
   account: InboxAccount,
   mail: InboundMail,
   providerMessageId: string,
-  receivedAt: Date,
+  now: Date,
 ): Promise<{ message: InboxMessage; created: boolean }> {
-  const now = receivedAt;
   const subjectKey = normalizeSubject(mail.subject);
   const sender = mail.from?.address ?? null;
   const message: InboxMessage = {

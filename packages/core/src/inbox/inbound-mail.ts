@@ -4,6 +4,7 @@ import { headerSafe, type ParsedAddress, parseAddresses } from './addresses.js';
 import { firstHeader, headerMap, safeContentType } from './headers.js';
 import { htmlToText } from './html-text.js';
 import { bareId, parseIdList } from './message-ids.js';
+import { isProviderId } from './provider-client.js';
 import { MAX_SUBJECT } from './subject.js';
 
 /** Where an attachment's bytes come from; `load` runs only when it is not stored yet. */
@@ -77,9 +78,8 @@ export function readEnvelope(body: Record<string, unknown>): Envelope {
     parseAddresses(has(data, 'reply_to') ? get(data, 'reply_to') : firstHeader(headers, 'reply-to'))[0]
       ?.address ?? null;
   return {
-    // `.` and `..` would be path steps in a provider URL: such an id is no id.
-    emailId:
-      emailId && emailId.length <= 256 && !/\s/.test(emailId) && !/^\.\.?$/.test(emailId) ? emailId : null,
+    // One the provider client would refuse is no id (the payload's own fields are used).
+    emailId: isProviderId(emailId) && !/\s/.test(emailId) ? emailId : null,
     from,
     replyTo,
     to: parseAddresses(has(data, 'to') ? get(data, 'to') : headers.get('to')),

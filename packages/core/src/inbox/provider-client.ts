@@ -43,20 +43,24 @@ const permanentError = (message: string) => new ProviderError(message, undefined
 const MiB = 1024 * 1024;
 const MAX_ID = 256;
 
-/** Path segment for an id from a payload: length-capped and percent-encoded. `.` and `..`
- *  survive percent-encoding and would be resolved as path steps (`/emails/..` is `/`). */
-function segment(id: string): string {
-  if (
-    typeof id !== 'string' ||
-    id.length === 0 ||
-    id.length > MAX_ID ||
+/** An id from a payload that can name a provider resource: 1 to 256 characters, no control
+ *  characters, and not `.` or `..` (they survive percent-encoding and would be resolved as path
+ *  steps: `/emails/..` is `/`). */
+export function isProviderId(id: unknown): id is string {
+  return (
+    typeof id === 'string' &&
+    id.length > 0 &&
+    id.length <= MAX_ID &&
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
-    /[\u0000-\u001f]/.test(id) ||
-    id === '.' ||
-    id === '..'
-  ) {
-    throw permanentError('invalid provider id');
-  }
+    !/[\u0000-\u001f]/.test(id) &&
+    id !== '.' &&
+    id !== '..'
+  );
+}
+
+/** Path segment for an id from a payload: checked, then percent-encoded. */
+function segment(id: string): string {
+  if (!isProviderId(id)) throw permanentError('invalid provider id');
   return encodeURIComponent(id);
 }
 

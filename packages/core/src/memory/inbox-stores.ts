@@ -153,15 +153,12 @@ export function memoryInboxMessageStore(): InboxMessageStore {
   /** `${accountId}\n${providerMessageId}` -> id */
   const byProvider = new Map<string, string>();
   const pk = (accountId: string, providerId: string) => `${accountId}\n${providerId}`;
-  /** Arrival order of each message, for messages of one millisecond. */
-  const arrival = new Map<string, number>();
-  const newestFirst = (a: InboxMessage, b: InboxMessage) =>
-    newer(
-      { t: a.createdAt.getTime(), n: arrival.get(a.id)!, id: a.id },
-      { t: b.createdAt.getTime(), n: arrival.get(b.id)!, id: b.id },
-    );
+  // `messages` iterates in insert order (never deleted from), so ties of `createdAt` keep their
+  // arrival order: a stable sort for the list, the last of the newest for "newest".
+  const byTime = (a: InboxMessage, b: InboxMessage) => a.createdAt.getTime() - b.createdAt.getTime();
   const newest = (filter: (m: InboxMessage) => boolean) => {
-    const hit = [...messages.values()].filter(filter).sort(newestFirst)[0];
+    let hit: InboxMessage | undefined;
+    for (const m of messages.values()) if (filter(m) && (!hit || byTime(m, hit) >= 0)) hit = m;
     return hit ? copy(hit) : null;
   };
 
@@ -170,7 +167,6 @@ export function memoryInboxMessageStore(): InboxMessageStore {
       const existing = byProvider.get(pk(message.accountId, message.providerMessageId));
       if (existing !== undefined) return { message: copy(messages.get(existing)!), created: false };
       messages.set(message.id, copy(message));
-      arrival.set(message.id, arrival.size);
       byProvider.set(pk(message.accountId, message.providerMessageId), message.id);
       return { message: copy(message), created: true };
     },
@@ -190,7 +186,7 @@ export function memoryInboxMessageStore(): InboxMessageStore {
     async listByThread(threadId) {
       return [...messages.values()]
         .filter((m) => m.threadId === threadId)
-        .sort((a, b) => newestFirst(b, a))
+        .sort(byTime)
         .map(copy);
     },
     async findOutboundByThreadKeys(accountId, keys) {

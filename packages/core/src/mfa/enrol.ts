@@ -22,30 +22,15 @@ import { regenerateRecoveryCodes } from './recovery.js';
 
 // Enrolment and housekeeping for a signed-in user (Bearer routes).
 
-async function currentUser(env: MfaEnv, principal: Principal): Promise<User> {
-  const user = await env.ctx.stores.users.findById(principal.userId);
-  if (!user || user.disabled) throw new GatehouseError('invalid_token');
-  return user;
-}
-
 /** Fresh authentication for adding a factor: a recent login or the password. */
-async function fresh(env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) {
-  await requireFreshAuth(env.ctx, principal, password, { meta });
-  return currentUser(env, principal);
-}
+const fresh = (env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) =>
+  requireFreshAuth(env.ctx, principal, password, { meta });
 
 /** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
  *  the login's age. A missing one answers 403 `reauth_required` (CONTRACT.md 2.1), not a field
  *  error; a wrong one too, and counts as a failed login. */
-async function withPassword(
-  env: MfaEnv,
-  principal: Principal,
-  password: string | undefined,
-  meta: RequestMeta,
-) {
-  await requireFreshAuth(env.ctx, principal, password, { requirePassword: true, meta });
-  return currentUser(env, principal);
-}
+const withPassword = (env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) =>
+  requireFreshAuth(env.ctx, principal, password, { requirePassword: true, meta });
 
 /** Code attempts during enrolment are throttled per user and address like login codes:
  *  counted before the check, given back when the code is right. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalAddress, headerSafe, parseAddresses, stripTag } from '../../src/inbox/addresses.js';
+import { canonicalEmail as canonicalAddress } from '../../src/auth/email.js';
+import { headerSafe, parseAddresses, stripTag } from '../../src/inbox/addresses.js';
 import { bareId, parseIdList, threadKeys } from '../../src/inbox/message-ids.js';
 import { normalizeSubject } from '../../src/inbox/subject.js';
 
