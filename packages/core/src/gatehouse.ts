@@ -13,7 +13,7 @@ import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
-import { addressKey, clientIp } from './util/client-ip.js';
+import { clientIp, proxyTest } from './util/client-ip.js';
 
 const KiB = 1024;
 
@@ -66,7 +66,7 @@ export function createGatehouse(options: GatehouseOptions) {
   }
   const prefixes = [...new Set(Object.values(base))];
   const owns = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
-  const trusted = new Set((options.trustedProxies ?? []).map(addressKey));
+  const trusted = proxyTest(options.trustedProxies ?? []);
 
   const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({
     router,

@@ -28,7 +28,8 @@ export interface GatehouseOptions {
   routes?: { signup?: boolean; emailVerification?: boolean; emailChange?: boolean };
   /** Max body bytes: auth/inbox routes 100 KiB, webhook routes 10 MiB. */
   bodyLimits?: { auth?: number; webhook?: number };
-  /** Addresses of reverse proxies whose `x-forwarded-for` is believed. Default: none. */
+  /** Reverse proxies whose `x-forwarded-for` is believed: addresses (`10.0.0.5`, `::1`) or
+   *  CIDR ranges (`10.0.0.0/8`, `fd00::/8`); anything else is a `ConfigError`. Default: none. */
   trustedProxies?: string[];
 
   // --- auth area options --- (defaults and reasons: docs/auth.md)

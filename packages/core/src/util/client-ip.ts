@@ -1,4 +1,5 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
+import { ConfigError } from '../errors.js';
 import type { NeutralRequest } from '../http/types.js';
 
 /** The eight 16-bit groups of a valid IPv6 address (an embedded dotted quad and a zone id
@@ -45,12 +46,54 @@ export function limiterAddress(ip: string): string {
     .join(':')}::/64`;
 }
 
+/** Whether an address is one of the host's reverse proxies. */
+export type ProxyTest = (ip: string) => boolean;
+
+const withoutZone = (ip: string) => ip.replace(/%.*$/, '');
+
+/** The test for `trustedProxies`: exact addresses (any spelling; a zone id names one
+ *  interface's neighbour) and CIDR ranges (`10.0.0.0/8`, `fd00::/8`; an IPv4 range also covers
+ *  the IPv4-mapped spelling a dual-stack listener reports). `null` when there are none, so
+ *  the common case costs nothing per request. A typo would silently trust nobody (or the wrong
+ *  hosts), so an entry that is neither is a `ConfigError`. */
+export function proxyTest(entries: readonly string[]): ProxyTest | null {
+  if (entries.length === 0) return null;
+  const exact = new Set<string>();
+  const ranges = new BlockList();
+  let anyRange = false;
+  for (const entry of entries) {
+    const slash = entry.indexOf('/');
+    const address = slash === -1 ? entry : entry.slice(0, slash);
+    // A range with a zone id means nothing to BlockList: refused with the rest.
+    const family = slash === -1 ? isIP(withoutZone(address)) : address.includes('%') ? 0 : isIP(address);
+    const bits = slash === -1 ? null : entry.slice(slash + 1);
+    if (
+      family === 0 ||
+      (bits !== null && (!/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)))
+    )
+      throw new ConfigError(
+        `trustedProxies: ${JSON.stringify(entry)} is neither an IP address nor a CIDR range`,
+      );
+    if (bits === null) exact.add(addressKey(address));
+    else {
+      ranges.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
+      anyRange = true;
+    }
+  }
+  return (ip) => {
+    if (exact.has(addressKey(ip))) return true;
+    if (!anyRange) return false;
+    const bare = withoutZone(ip);
+    const family = isIP(bare);
+    return family !== 0 && ranges.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  };
+}
+
 /** The socket address, or the first untrusted hop of `x-forwarded-for` when the socket
- *  is a trusted proxy. Forwarded headers from anyone else are ignored. `trustedProxies` holds
- *  `addressKey` spellings. */
-export function clientIp(req: NeutralRequest, trustedProxies: ReadonlySet<string>): string {
+ *  is a trusted proxy. Forwarded headers from anyone else are ignored. */
+export function clientIp(req: NeutralRequest, trusted: ProxyTest | null): string {
   const socket = req.ip ?? '';
-  if (trustedProxies.size === 0 || !trustedProxies.has(addressKey(socket))) return socket;
+  if (trusted === null || !trusted(socket)) return socket;
   const xff = req.headers['x-forwarded-for'];
   const hops = (Array.isArray(xff) ? xff.join(',') : (xff ?? ''))
     .split(',')
@@ -58,7 +101,7 @@ export function clientIp(req: NeutralRequest, trustedProxies: ReadonlySet<string
     .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
-    if (!trustedProxies.has(addressKey(hop))) return isIP(hop) ? hop : socket;
+    if (!trusted(hop)) return isIP(hop) ? hop : socket;
   }
   return socket;
 }

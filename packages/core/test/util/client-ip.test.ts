@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey, clientIp, limiterAddress } from '../../src/util/client-ip.js';
+import { ConfigError } from '../../src/errors.js';
+import { addressKey, clientIp, limiterAddress, proxyTest } from '../../src/util/client-ip.js';
 
 describe('limiterAddress', () => {
   it('gives every spelling of an IPv4-mapped address the IPv4 bucket', () => {
@@ -35,7 +36,7 @@ describe('limiterAddress', () => {
 });
 
 describe('clientIp', () => {
-  const trusted = (...ips: string[]) => new Set(ips.map(addressKey));
+  const trusted = (...entries: string[]) => proxyTest(entries);
   const req = (ip: string, xff?: string) => ({
     method: 'POST',
     path: '/auth/login',
@@ -61,5 +62,33 @@ describe('clientIp', () => {
   it('ignores forwarded headers from anyone not listed', () => {
     expect(clientIp(req('::ffff:192.0.2.9', '203.0.113.7'), trusted('127.0.0.1'))).toBe('::ffff:192.0.2.9');
     expect(clientIp(req('192.0.2.9', '203.0.113.7'), trusted())).toBe('192.0.2.9');
+  });
+
+  it('takes CIDR ranges, IPv4 ones also in the IPv4-mapped spelling', () => {
+    const proxies = trusted('10.0.0.0/8', 'fd00::/8', '192.0.2.1');
+    expect(clientIp(req('10.200.3.4', '203.0.113.7'), proxies)).toBe('203.0.113.7');
+    expect(clientIp(req('::ffff:10.200.3.4', '203.0.113.7'), proxies)).toBe('203.0.113.7');
+    expect(clientIp(req('FD12:3456::1', '203.0.113.7'), proxies)).toBe('203.0.113.7');
+    // Hops inside a range are proxies too; the first one outside is the client.
+    expect(clientIp(req('10.0.0.1', '198.51.100.4, 10.9.9.9, fd00::2'), proxies)).toBe('198.51.100.4');
+    expect(clientIp(req('11.0.0.1', '203.0.113.7'), proxies)).toBe('11.0.0.1');
+    expect(clientIp(req('fe00::1', '203.0.113.7'), proxies)).toBe('fe00::1');
+    expect(clientIp(req('not an address', '203.0.113.7'), proxies)).toBe('not an address');
+  });
+
+  it('refuses an entry that is neither an address nor a range, and trusts nobody by default', () => {
+    for (const entry of [
+      'localhost',
+      '10.0.0.0/33',
+      '::/129',
+      '10.0.0.0/',
+      '10.0.0.0/8/8',
+      '10.0.0/8',
+      'fe80::%eth0/64',
+      '',
+    ])
+      expect(() => proxyTest([entry]), entry).toThrow(ConfigError);
+    expect(proxyTest([])).toBeNull();
+    expect(clientIp(req('10.0.0.1', '203.0.113.7'), null)).toBe('10.0.0.1');
   });
 });

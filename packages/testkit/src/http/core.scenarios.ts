@@ -192,6 +192,35 @@ export function coreScenarios(env: HttpEnv): void {
       await expectProblem(res, 429, 'rate_limited');
       expect(Number.isInteger(retryAfter) && retryAfter > 0).toBe(true);
     });
+
+    it('keys address limits by the forwarded client behind a trusted proxy range, by the socket otherwise', async () => {
+      const throttle = { 'login:ip': { points: 2, durationSeconds: 900 } };
+      // A fresh email per try: only the address bucket fills.
+      const fail = (c: HttpContext, xff: string) =>
+        c.request('/auth/login', {
+          json: { email: `xff-${randomUUID()}@example.test`, password: 'wrong-password-1' },
+          headers: { 'x-forwarded-for': xff },
+        });
+      const behind = await env.setup({ trustedProxies: ['127.0.0.0/8', '::1/128'], throttle });
+      try {
+        for (let i = 0; i < 2; i++)
+          await expectProblem(await fail(behind, '203.0.113.7'), 401, 'invalid_credentials');
+        await expectProblem(await fail(behind, '203.0.113.7'), 429, 'rate_limited');
+        // Another client behind the same proxy has a bucket of its own.
+        await expectProblem(await fail(behind, '198.51.100.1, 203.0.113.8'), 401, 'invalid_credentials');
+      } finally {
+        await behind.close();
+      }
+      const direct = await env.setup({ throttle });
+      try {
+        // Without a trusted proxy the header is the client's own say-so: one bucket, the socket's.
+        await expectProblem(await fail(direct, '203.0.113.7'), 401, 'invalid_credentials');
+        await expectProblem(await fail(direct, '203.0.113.8'), 401, 'invalid_credentials');
+        await expectProblem(await fail(direct, '203.0.113.9'), 429, 'rate_limited');
+      } finally {
+        await direct.close();
+      }
+    });
   });
 
   describe('generated input (fast-check)', () => {
