@@ -98,12 +98,13 @@ export function createHandler(opts: HandlerOptions) {
     const { route, params, pattern } = matched;
     const requestId = nextRequestId();
     let ip = '';
+    let principal: Principal | undefined;
     try {
       ip = opts.clientIp(req);
       const read = readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
       const rawBody = read instanceof Uint8Array ? read : await read;
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
-      const principal =
+      principal =
         route.auth === 'bearer'
           ? await opts.authenticate(bearer(req.headers), { ip, route: pattern, requestId })
           : undefined;
@@ -127,6 +128,9 @@ export function createHandler(opts: HandlerOptions) {
         opts.logger[level](
           {
             event: 'internal_error',
+            outcome: 'failure',
+            userId: principal?.userId ?? null,
+            sid: principal?.sid ?? null,
             route: pattern,
             requestId,
             ip,
@@ -135,7 +139,18 @@ export function createHandler(opts: HandlerOptions) {
           isStoreError(e) ? 'store unavailable' : 'unhandled error',
         );
       } else if (e.code === 'rate_limited') {
-        opts.logger.info({ event: 'rate_limited', route: pattern, requestId, ip }, 'rate limited');
+        opts.logger.info(
+          {
+            event: 'rate_limited',
+            outcome: 'failure',
+            userId: principal?.userId ?? null,
+            sid: principal?.sid ?? null,
+            route: pattern,
+            requestId,
+            ip,
+          },
+          'rate limited',
+        );
       }
       return errorToResponse(e);
     }

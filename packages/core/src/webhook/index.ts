@@ -62,8 +62,11 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
     ctx.logger.warn(
       {
         event: 'webhook_rejected',
-        outcome: 'rejected',
+        outcome: 'failure',
         reason,
+        // The standard fields of every security event; a webhook has no user or session.
+        userId: null,
+        sid: null,
         route: r.route,
         requestId: r.requestId,
         ip: r.ip,

@@ -1,0 +1,56 @@
+import type { Logger, NeutralRequest } from '@gatehouse/core';
+import { createGatehouse } from '@gatehouse/core';
+import { memoryStores } from '@gatehouse/core/memory';
+import { TestClock } from '@gatehouse/testkit';
+import { expect, it } from 'vitest';
+
+it('answers an unexpected failure with a bare 500 and logs it with the standard fields, user and session included', async () => {
+  const clock = new TestClock();
+  const stores = memoryStores({ clock });
+  stores.sessions.listForUser = async () => {
+    throw new Error('boom: internal detail');
+  };
+  const logs: Array<{ level: string; fields: Record<string, unknown> }> = [];
+  const log = (level: string) => (fields: Record<string, unknown>) => {
+    logs.push({ level, fields });
+  };
+  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, logger, stores });
+  const call = (method: string, path: string, body?: unknown, token?: string) => {
+    const req: NeutralRequest = {
+      method,
+      path,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+      ip: '192.0.2.1',
+    };
+    return gh.handle(req);
+  };
+  const account = { email: 'err@example.test', password: 'Tangerine-Orbit-Velvet-4821' };
+  await call('POST', '/auth/signup', { name: 'E', ...account });
+  const login = await call('POST', '/auth/login', account);
+  const { accessToken } = JSON.parse(login!.body!) as { accessToken: string };
+  const { userId, sid } = await gh.auth.verifyAccessToken(accessToken);
+
+  const res = await call('GET', '/auth/sessions', undefined, accessToken);
+  expect(res!.status).toBe(500);
+  expect(JSON.parse(res!.body!)).toMatchObject({ status: 500, code: 'internal' });
+  expect(res!.body).not.toContain('boom');
+  expect(logs.filter((l) => l.fields.event === 'internal_error')).toEqual([
+    {
+      level: 'error',
+      fields: expect.objectContaining({
+        event: 'internal_error',
+        outcome: 'failure',
+        userId,
+        sid,
+        ip: '192.0.2.1',
+        route: '/auth/sessions',
+        requestId: expect.any(String),
+      }),
+    },
+  ]);
+});
