@@ -46,6 +46,17 @@ function originOf(raw: string): URL {
   throw new ConfigError(`ORIGIN must be a bare origin like https://app.example, got ${JSON.stringify(raw)}`);
 }
 
+/** `smtpMailer`'s refusal, naming the variable (its value may hold a password: not quoted). */
+function smtpFrom(url: string, from: string) {
+  try {
+    return smtpMailer({ url, from });
+  } catch (err) {
+    if (err instanceof ConfigError)
+      throw new ConfigError('SMTP_URL must look like smtp://host:port or smtps://user:pass@host:port');
+    throw err;
+  }
+}
+
 /** Where an ephemeral signing key hurts: production, state that outlives the process (a
  *  database, shared by other instances), or a browser origin that is not this machine. */
 function productionLike(env: Env, origin: URL): boolean {
@@ -80,7 +91,7 @@ async function postgres(
  *  `JWT_PRIVATE_KEYS` or `JWT_PRIVATE_KEYS_FILE` (a JWK or JWK set, see keys.ts; absent: ephemeral),
  *  `SMTP_URL` (absent: mails printed to the console), `WEBHOOK_SECRET`,
  *  `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`, `FILES_DIR` (absent: in memory), `WORKERS` (1),
- *  `SIGNUP` (`off` switches the route off), `LOG_LEVEL` (info),
+ *  `SIGNUP` (`off` switches the route off), `TRUSTED_PROXIES` (none), `LOG_LEVEL` (info),
  *  `MFA_ENCRYPTION_KEY` (32 bytes, base64: seals TOTP seeds; absent: ephemeral), `MFA_REQUIRED` (`on`). */
 export async function readConfig(env: Env = process.env): Promise<AppConfig> {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -103,7 +114,7 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
     );
   }
   const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
-  const smtp = env.SMTP_URL ? smtpMailer({ url: env.SMTP_URL, from }) : undefined;
+  const smtp = env.SMTP_URL ? smtpFrom(env.SMTP_URL, from) : undefined;
   const mailer = smtp ?? consoleMailer();
   const db = env.DATABASE_URL
     ? await postgres(env.DATABASE_URL, env.DATABASE_SCHEMA || undefined, logger)
@@ -125,6 +136,7 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
     webauthn: { rpId: origin.hostname, rpName: 'Gatehouse demo', origin: origin.origin },
     mfa: { encryptionKey: env.MFA_ENCRYPTION_KEY || undefined, required: env.MFA_REQUIRED === 'on' },
     routes: { signup: env.SIGNUP !== 'off' },
+    trustedProxies: (env.TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean),
     outbox: { concurrency: Math.max(1, workers) },
   };
   return {

@@ -1,9 +1,10 @@
 import { ConfigError, createGatehouse } from '@gatehouse/core';
 import { type Env, readConfig } from './config.js';
+import type { Running } from './main.js';
 
 /** `pnpm worker` of both examples: outbox workers only, no HTTP. Needs DATABASE_URL, since
  *  in-memory stores are not shared with the process that takes the webhooks in. */
-export async function runWorker(env: Env = process.env): Promise<{ stop(): Promise<void> }> {
+export async function runWorker(env: Env = process.env): Promise<Running> {
   if (!env.DATABASE_URL) {
     throw new ConfigError(
       'The worker needs DATABASE_URL: in-memory stores are not shared between processes.',
@@ -14,17 +15,10 @@ export async function runWorker(env: Env = process.env): Promise<{ stop(): Promi
   gh.outbox.start();
   config.logger.info({ event: 'worker_started', concurrency: Math.max(1, config.workers) }, 'worker started');
 
-  const stop = async () => {
-    await gh.close();
-    await config.close();
+  return {
+    async close() {
+      await gh.close();
+      await config.close();
+    },
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
-  return { stop };
 }

@@ -212,7 +212,18 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
         expect.arrayContaining(['gatehouse_migrations', 'outbox_events', 'users']),
       );
     } finally {
-      await worker.stop();
+      await worker.close();
     }
+  });
+});
+
+describe('TRUSTED_PROXIES', () => {
+  it('lists addresses and ranges separated by commas or spaces; none by default', async () => {
+    const listed = await readConfig({ ...base, TRUSTED_PROXIES: ' 10.0.0.0/8, ::1  192.0.2.7,' });
+    expect(listed.gatehouse.trustedProxies).toEqual(['10.0.0.0/8', '::1', '192.0.2.7']);
+    await listed.close();
+    const none = await readConfig(base);
+    expect(none.gatehouse.trustedProxies).toEqual([]);
+    await none.close();
   });
 });

@@ -6,7 +6,7 @@ import {
   problemClientError,
   problemResponse,
 } from '@gatehouse/core';
-import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
+import { closeGracefully, type Env, readConfig, servePublic } from '@gatehouse/demo-page';
 import { gatehouseRouter } from '@gatehouse/express';
 import express from 'express';
 
@@ -56,8 +56,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
     origin: config.origin,
     gh,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeGracefully(server);
       await gh.close();
       await config.close();
     },

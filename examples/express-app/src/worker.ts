@@ -1,3 +1,3 @@
-import { runWorker } from '@gatehouse/demo-page';
+import { runMain, runWorker } from '@gatehouse/demo-page';
 
-await runWorker(process.env);
+await runMain(() => runWorker(process.env));

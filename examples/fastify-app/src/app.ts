@@ -5,7 +5,7 @@ import {
   problemClientError,
   problemResponse,
 } from '@gatehouse/core';
-import { type Env, readConfig, servePublic } from '@gatehouse/demo-page';
+import { closeGracefully, type Env, readConfig, servePublic } from '@gatehouse/demo-page';
 import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
 import Fastify from 'fastify';
 
@@ -54,7 +54,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
     origin: config.origin,
     gh,
     async close() {
-      await app.close();
+      await closeGracefully(app.server, () => app.close());
       await gh.close();
       await config.close();
     },

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { ConfigError } from '@gatehouse/core';
 import { smtpMailer } from '@gatehouse/core/mailers';
 import { afterEach, expect, it } from 'vitest';
 import { MailCatcher } from '../src/mail-catcher.js';
@@ -76,4 +77,18 @@ it('smtpMailer throws the SMTP codes without the reply text (it quotes the recip
     mailer.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+});
+
+it('smtpMailer refuses a URL nodemailer cannot use with a ConfigError that does not echo it', () => {
+  for (const url of ['not-a-url', 'http://127.0.0.1:2525', 'smtp://:pw@', 'mailto:a@b.test', 'smtp:secret@x']) {
+    let thrown: unknown;
+    try {
+      smtpMailer({ url, from: 'a@b.test' });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown, url).toBeInstanceOf(ConfigError);
+    expect((thrown as Error).message).not.toContain(url);
+  }
+  smtpMailer({ url: 'smtps://user:pass@127.0.0.1:2525', from: 'a@b.test' }).close();
 });

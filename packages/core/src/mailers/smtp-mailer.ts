@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import { ConfigError } from '../errors.js';
 import type { Mail, Mailer } from '../ports/mailer.js';
 
 export interface SmtpMailerOptions {
@@ -23,9 +24,21 @@ function smtpFailure(e: unknown): Error {
   });
 }
 
-/** Sends mail over SMTP with nodemailer (pooled connection). */
+/** nodemailer takes any string and fails later with a TypeError of its own: refuse a URL it
+ *  cannot use at once, without echoing it (it may hold the SMTP password). */
+function smtpUrl(raw: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (url === null || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '')
+    throw new ConfigError('smtpMailer: url must look like smtp://host:port or smtps://user:pass@host:port');
+  return raw;
+}
+
+/** Sends mail over SMTP with nodemailer. */
 export function smtpMailer(opts: SmtpMailerOptions): Mailer & { close(): void } {
-  const transport = nodemailer.createTransport(opts.url);
+  const transport = nodemailer.createTransport(smtpUrl(opts.url));
   return {
     async send(mail: Mail) {
       try {

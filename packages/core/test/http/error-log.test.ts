@@ -29,16 +29,18 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
     };
     return gh.handle(req);
   };
+  const text = (body: string | Uint8Array | null | undefined) =>
+    typeof body === 'string' ? body : Buffer.from(body ?? []).toString('utf8');
   const account = { email: 'err@example.test', password: 'Tangerine-Orbit-Velvet-4821' };
   await call('POST', '/auth/signup', { name: 'E', ...account });
   const login = await call('POST', '/auth/login', account);
-  const { accessToken } = JSON.parse(login!.body!) as { accessToken: string };
+  const { accessToken } = JSON.parse(text(login!.body)) as { accessToken: string };
   const { userId, sid } = await gh.auth.verifyAccessToken(accessToken);
 
   const res = await call('GET', '/auth/sessions', undefined, accessToken);
   expect(res!.status).toBe(500);
-  expect(JSON.parse(res!.body!)).toMatchObject({ status: 500, code: 'internal' });
-  expect(res!.body).not.toContain('boom');
+  expect(JSON.parse(text(res!.body))).toMatchObject({ status: 500, code: 'internal' });
+  expect(text(res!.body)).not.toContain('boom');
   expect(logs.filter((l) => l.fields.event === 'internal_error')).toEqual([
     {
       level: 'error',
