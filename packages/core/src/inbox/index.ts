@@ -14,7 +14,7 @@ import { createInboxRoutes } from './routes.js';
 /** Area B: webhook intake, the outbox, its consumers and the inbox API. */
 export function createInboxArea(ctx: GatehouseContext) {
   const opts = resolveInboxOptions(ctx.options.inbox);
-  ctx.provider = resolveProvider(ctx.options.provider, opts);
+  ctx.provider = resolveProvider(ctx.options.provider, { ...opts, logger: ctx.logger });
   ctx.files = ctx.options.files ?? memoryFiles();
   ctx.notifier = ctx.options.notifier ?? mailNotifier(ctx.mailer);
 

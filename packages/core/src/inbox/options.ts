@@ -1,5 +1,6 @@
 import type { GatehouseContext } from '../context.js';
 import { ConfigError } from '../errors.js';
+import type { Logger } from '../ports/logger.js';
 import type { MailProvider } from '../ports/mail-provider.js';
 import { type ProviderConfig, resendProvider } from './provider-client.js';
 
@@ -50,11 +51,20 @@ const isPort = (p: object): p is MailProvider =>
  *  Resend-compatible client; no token means no provider. */
 export function resolveProvider(
   option: GatehouseContext['options']['provider'],
-  opts: { maxAttachmentBytes: number },
+  opts: { maxAttachmentBytes: number; logger: Logger },
 ): MailProvider | null {
   if (!option) return null;
   if (isPort(option)) return option;
   const config = option as ProviderConfig;
-  if (!config.token) return null;
+  if (!config.token) {
+    // Bodies then come from the payload only, and replies go through the mailer: say so once,
+    // since a URL without its token is more likely a missing secret than a choice.
+    if (config.apiUrl)
+      opts.logger.warn(
+        { event: 'config_warning', reason: 'provider_without_token' },
+        'provider.apiUrl is set without provider.token: no provider fetch, replies go through the mailer',
+      );
+    return null;
+  }
   return resendProvider({ maxAttachmentBytes: opts.maxAttachmentBytes, ...config, token: config.token });
 }

@@ -148,3 +148,24 @@ describe('provider client', () => {
     expect(() => resendProvider({ apiUrl: 'not a url', token: 't' })).toThrow('provider.apiUrl');
   });
 });
+
+describe('provider option', () => {
+  it('warns once at start-up when an API URL comes without its token (no provider then)', async () => {
+    const { createGatehouse } = await import('@gatehouse/core');
+    const warnings: Array<Record<string, unknown>> = [];
+    const quiet = () => {};
+    const logger = {
+      debug: quiet,
+      info: quiet,
+      error: quiet,
+      warn: (f: Record<string, unknown>) => warnings.push(f),
+    };
+    const base = { issuer: 'https://gatehouse.test', audience: 'test', logger };
+    createGatehouse({ ...base, provider: { apiUrl: 'https://api.provider.test' } });
+    expect(warnings.filter((w) => w.reason === 'provider_without_token')).toHaveLength(1);
+    warnings.length = 0;
+    createGatehouse({ ...base, provider: { ...fake.config() } });
+    createGatehouse(base);
+    expect(warnings.filter((w) => w.reason === 'provider_without_token')).toHaveLength(0);
+  });
+});
