@@ -123,34 +123,23 @@ export function createHandler(opts: HandlerOptions) {
       });
       return replyToResponse(reply);
     } catch (e) {
+      // The standard fields of a security event (userId and sid once a Bearer token verified).
+      const fields = {
+        outcome: 'failure',
+        userId: principal?.userId ?? null,
+        sid: principal?.sid ?? null,
+        route: pattern,
+        requestId,
+        ip,
+      };
       if (!isGatehouseError(e)) {
-        const level = isStoreError(e) ? 'warn' : 'error';
-        opts.logger[level](
-          {
-            event: 'internal_error',
-            outcome: 'failure',
-            userId: principal?.userId ?? null,
-            sid: principal?.sid ?? null,
-            route: pattern,
-            requestId,
-            ip,
-            err: e instanceof Error ? e.stack : String(e),
-          },
-          isStoreError(e) ? 'store unavailable' : 'unhandled error',
+        const store = isStoreError(e);
+        opts.logger[store ? 'warn' : 'error'](
+          { event: 'internal_error', ...fields, err: e instanceof Error ? e.stack : String(e) },
+          store ? 'store unavailable' : 'unhandled error',
         );
       } else if (e.code === 'rate_limited') {
-        opts.logger.info(
-          {
-            event: 'rate_limited',
-            outcome: 'failure',
-            userId: principal?.userId ?? null,
-            sid: principal?.sid ?? null,
-            route: pattern,
-            requestId,
-            ip,
-          },
-          'rate limited',
-        );
+        opts.logger.info({ event: 'rate_limited', ...fields }, 'rate limited');
       }
       return errorToResponse(e);
     }
