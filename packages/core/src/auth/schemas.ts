@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LONE_SURROGATE } from '../util/text.js';
 import { canonicalEmail, EMAIL_PATTERN } from './email.js';
 import { PASSWORD_MAX } from './passwords.js';
 
@@ -8,8 +9,6 @@ export const emailField = z
   .max(254)
   .overwrite(canonicalEmail)
   .pipe(z.email({ pattern: EMAIL_PATTERN }));
-
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits; the

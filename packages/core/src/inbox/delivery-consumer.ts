@@ -24,10 +24,14 @@ function classify(type: string): { kind: MailEventKind; status: DeliveryStatus |
   return TYPES.get(bare) ?? { kind: 'other', status: null };
 }
 
+const MAX_TIME = Date.UTC(10000, 0, 1);
+
 function date(v: unknown): Date | null {
   if (typeof v !== 'string' || v.length > 64) return null;
-  const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? null : d;
+  const t = new Date(v).getTime();
+  // Also out of reach: years a database cannot store (Postgres stops at 4713 BC), which would
+  // fail the insert on every retry. No provider event predates 1970 or follows 9999.
+  return t >= 0 && t < MAX_TIME ? new Date(t) : null;
 }
 
 const text = (v: unknown, max: number) => (typeof v === 'string' && v ? v.slice(0, max) : null);

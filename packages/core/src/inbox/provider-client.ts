@@ -6,6 +6,7 @@ import type {
   ProviderAttachment,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
+import { LONE_SURROGATE, parseWellFormedJson } from '../util/text.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
 
@@ -53,6 +54,8 @@ export function isProviderId(id: unknown): id is string {
     id.length <= MAX_ID &&
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
     !/[\u0000-\u001f]/.test(id) &&
+    // No UTF-8 form, so no URL form either (encodeURIComponent throws).
+    !LONE_SURROGATE.test(id) &&
     id !== '.' &&
     id !== '..'
   );
@@ -179,7 +182,7 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
 
   function json(body: Uint8Array): unknown {
     try {
-      return JSON.parse(Buffer.from(body).toString('utf8'));
+      return parseWellFormedJson(Buffer.from(body).toString('utf8'));
     } catch {
       throw new ProviderError('provider answer is not JSON');
     }

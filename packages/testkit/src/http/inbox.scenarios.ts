@@ -60,8 +60,9 @@ async function webhook(ctx: HttpContext, body: unknown, path = '/inbox/webhook')
     headers: { 'content-type': 'application/json', ...headers },
     body: raw,
   });
-  await json(res, 202);
+  const ack = await json<{ accepted: boolean; outboxEventId: string }>(res, 202);
   await ctx.gh.outbox.drain();
+  return ack;
 }
 
 const receivedEvent = (emailId: string, to: string, over: Record<string, unknown> = {}) => ({
@@ -410,6 +411,80 @@ export function inboxScenarios(env: HttpEnv): void {
       expect(list.threads.map((t) => t.messageCount)).toEqual([1]);
       await ctx.mail.waitFor(owner.email, (m) => m.subject.includes('Once only'));
       expect(ctx.mail.to(owner.email).filter((m) => m.subject.includes('Once only'))).toHaveLength(1);
+    });
+
+    it('serves attachments whose names are not well-formed Unicode (lone surrogates, a pair cut at 255)', async () => {
+      const owner = await person(ctx, 'surrogates');
+      const account = await createAccount(ctx, owner);
+      const emailId = randomUUID();
+      const cut = `${'a'.repeat(254)}\u{1F600}.pdf`;
+      provider.emails.set(emailId, {
+        text: 'from the provider',
+        attachments: [
+          {
+            id: 'a1',
+            filename: 'inv\ud800oice.pdf',
+            contentType: 'application/pdf',
+            bytes: Buffer.from('one'),
+          },
+          { id: 'a2', filename: cut, contentType: 'application/pdf', bytes: Buffer.from('two') },
+        ],
+      });
+      await webhook(ctx, receivedEvent(emailId, account.address, { subject: 'Surrogates \udc00 here' }));
+      // No email_id: body and inline attachments from the payload itself.
+      await webhook(ctx, {
+        type: 'email.received',
+        data: {
+          from: 'ann@customer.test',
+          to: [account.address],
+          subject: 'Inline \ud83d',
+          text: 'from the payload',
+          attachments: [
+            {
+              filename: 'x\udc00y.txt',
+              content: Buffer.from('three').toString('base64'),
+              content_type: 'text/plain',
+            },
+          ],
+        },
+      });
+      const list = await json<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
+        200,
+      );
+      expect(list.threads).toHaveLength(2);
+      const bodies: string[] = [];
+      for (const t of list.threads) {
+        expect(t.subject).not.toMatch(/\p{Cs}/u);
+        const detail = await json<ThreadDetailBody>(
+          await ctx.request(`/inbox/threads/${t.id}`, { bearer: owner.token }),
+          200,
+        );
+        for (const a of detail.messages.flatMap((m) => m.attachments)) {
+          expect(a.filename).not.toMatch(/\p{Cs}/u);
+          const file = await ctx.request(`/inbox/attachments/${a.id}`, { bearer: owner.token });
+          expect(file.status, a.filename).toBe(200);
+          expect(file.headers.get('content-disposition')).toMatch(
+            /^attachment; filename="[^"]*"; filename\*=UTF-8''/,
+          );
+          bodies.push(await file.text());
+        }
+      }
+      expect(bodies.sort()).toEqual(['one', 'three', 'two']);
+    });
+
+    it('dates a delivery event from a year no database stores by its arrival, and keeps it', async () => {
+      const { outboxEventId } = await webhook(ctx, {
+        type: 'email.delivered',
+        created_at: '-271821-04-20T00:00:00Z',
+        data: { email_id: `unknown-${randomUUID()}` },
+      });
+      // Finished at the first attempt (kept, waiting for its message), not retried until dead.
+      expect(await ctx.gh.outbox.get(outboxEventId)).toMatchObject({
+        status: 'done',
+        outcome: 'pending',
+        attempts: 1,
+      });
     });
 
     it('lists threads and messages of one instant in arrival order (a stopped clock)', async () => {
