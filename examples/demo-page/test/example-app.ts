@@ -48,7 +48,8 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
     });
 
     it('answers unknown paths outside Gatehouse with a problem+json 404', async () => {
-      for (const path of ['/totally/unknown', '/nope.js']) {
+      // Malformed URLs too: Fastify refuses them before routing, Express routes them.
+      for (const path of ['/totally/unknown', '/nope.js', '/%', '/x%ff', '/%c0%ae%c0%ae/']) {
         const res = await fetch(app.url + path, { method: path === '/nope.js' ? 'GET' : 'POST' });
         expect(res.status, path).toBe(404);
         expect(res.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');

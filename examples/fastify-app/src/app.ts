@@ -7,7 +7,7 @@ import {
 } from '@gatehouse/core';
 import { closeGracefully, type Env, readConfig, servePublic } from '@gatehouse/demo-page';
 import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 
 export interface RunningApp {
   /** Where the server listens. */
@@ -24,16 +24,21 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const gh = createGatehouse(config.gatehouse);
   // Requests Fastify refuses before routing (a malformed URL) get problem+json under Gatehouse's
   // prefixes too, and so do those Node's parser refuses before Fastify (huge headers).
+  const notFound = (reply: FastifyReply) => {
+    const out = problemResponse(new GatehouseError('not_found'));
+    return reply.code(out.status).headers(out.headers).send(out.body);
+  };
   const app = Fastify({
-    frameworkErrors: gatehouseFrameworkErrors(gh),
+    // A malformed URL outside the prefixes gets the same problem+json 404 as the Express app.
+    frameworkErrors: gatehouseFrameworkErrors(gh, { fallback: (_error, _request, reply) => notFound(reply) }),
     clientErrorHandler: problemClientError,
+    // Fastify has none by default: a body that never ends would hold its request for good.
+    // Node's own default (what the Express app gets), answered 408 problem+json.
+    requestTimeout: 300_000,
   });
   await app.register(gatehousePlugin, { gatehouse: gh });
   // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
-  app.setNotFoundHandler((_req, reply) => {
-    const out = problemResponse(new GatehouseError('not_found'));
-    return reply.code(out.status).headers(out.headers).send(out.body);
-  });
+  app.setNotFoundHandler((_req, reply) => notFound(reply));
   app.get('/*', async (req, reply) => {
     const file = await servePublic(req.method, req.url);
     if (!file) return reply.callNotFound();
