@@ -55,6 +55,8 @@ export interface GatehouseErrorOptions {
   errors?: FieldError[];
   /** Seconds, sent as `Retry-After` (429, 503). */
   retryAfter?: number;
+  /** For the log line only, never in the answer (e.g. the limiter bucket of a 429). */
+  reason?: string;
   cause?: unknown;
 }
 
@@ -69,6 +71,7 @@ export class GatehouseError extends Error {
   readonly detail?: string;
   readonly errors?: FieldError[];
   readonly retryAfter?: number;
+  readonly reason?: string;
 
   constructor(code: ErrorCode, opts: GatehouseErrorOptions = {}) {
     super(opts.detail ?? titles[code], opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -78,6 +81,7 @@ export class GatehouseError extends Error {
     this.detail = opts.detail;
     this.errors = opts.errors;
     this.retryAfter = opts.retryAfter;
+    this.reason = opts.reason;
   }
 
   get title(): string {

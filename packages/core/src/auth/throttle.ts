@@ -51,8 +51,11 @@ class PortRateLimiter extends RateLimiterStoreAbstract {
   }
 }
 
-const tooMany = (msBeforeNext: number) =>
-  new GatehouseError('rate_limited', { retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)) });
+const tooMany = (bucket: ThrottleBucket, msBeforeNext: number) =>
+  new GatehouseError('rate_limited', {
+    retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    reason: bucket,
+  });
 
 /** The Throttle of the context: named buckets with configured limits. Keys of `:ip` buckets
  *  are cut to the limiter address (IPv6 /64). An empty key (no client address known, e.g. a
@@ -74,10 +77,6 @@ export function createThrottle(opts: {
     );
   }
   const keyOf = (bucket: ThrottleBucket, key: string) => (bucket.endsWith(':ip') ? limiterAddress(key) : key);
-  const limited = (bucket: ThrottleBucket, ms: number) => {
-    opts.logger.info({ event: 'rate_limited', outcome: 'failure', bucket }, 'rate limited');
-    return tooMany(ms);
-  };
   const failed = (bucket: ThrottleBucket, e: unknown) => {
     opts.logger.error(
       { event: 'limiter_unavailable', bucket, err: errorMessage(e) },
@@ -91,7 +90,9 @@ export function createThrottle(opts: {
     try {
       await limiters.get(bucket)!.consume(keyOf(bucket, key));
     } catch (e) {
-      if (e instanceof RateLimiterRes) throw limited(bucket, e.msBeforeNext);
+      // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's
+      // reason) and the request's fields; a library caller gets the error itself.
+      if (e instanceof RateLimiterRes) throw tooMany(bucket, e.msBeforeNext);
       throw failed(bucket, e);
     }
   };

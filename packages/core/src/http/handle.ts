@@ -139,7 +139,7 @@ export function createHandler(opts: HandlerOptions) {
           store ? 'store unavailable' : 'unhandled error',
         );
       } else if (e.code === 'rate_limited') {
-        opts.logger.info({ event: 'rate_limited', ...fields }, 'rate limited');
+        opts.logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
       }
       return errorToResponse(e);
     }

@@ -58,7 +58,8 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
     maxSends: env.cfg.maxSends,
   });
   if (!r) throw new GatehouseError('invalid_token');
-  if (!r.ok) throw new GatehouseError('rate_limited', { retryAfter: r.retryAfterSeconds });
+  if (!r.ok)
+    throw new GatehouseError('rate_limited', { retryAfter: r.retryAfterSeconds, reason: 'send_budget' });
   await sendEmailCode(env, user, loginCodeKey(pending.jti));
 }
 

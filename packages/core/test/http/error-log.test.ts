@@ -4,17 +4,22 @@ import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 import { expect, it } from 'vitest';
 
+function capture() {
+  const logs: Array<{ level: string; fields: Record<string, unknown> }> = [];
+  const log = (level: string) => (fields: Record<string, unknown>) => {
+    logs.push({ level, fields });
+  };
+  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  return { logs, logger };
+}
+
 it('answers an unexpected failure with a bare 500 and logs it with the standard fields, user and session included', async () => {
   const clock = new TestClock();
   const stores = memoryStores({ clock });
   stores.sessions.listForUser = async () => {
     throw new Error('boom: internal detail');
   };
-  const logs: Array<{ level: string; fields: Record<string, unknown> }> = [];
-  const log = (level: string) => (fields: Record<string, unknown>) => {
-    logs.push({ level, fields });
-  };
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const { logs, logger } = capture();
   const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, logger, stores });
   const call = (method: string, path: string, body?: unknown, token?: string) => {
     const req: NeutralRequest = {
@@ -51,6 +56,39 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
         sid,
         ip: '192.0.2.1',
         route: '/auth/sessions',
+        requestId: expect.any(String),
+      }),
+    },
+  ]);
+});
+
+it('logs a 429 once, with its bucket and the request fields', async () => {
+  const { logs, logger } = capture();
+  const gh = createGatehouse({
+    issuer: 'https://gatehouse.test',
+    audience: 'test',
+    logger,
+    throttle: { 'login:email': { points: 1, durationSeconds: 900 } },
+  });
+  const login = () =>
+    gh.handle({
+      method: 'POST',
+      path: '/auth/login',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ email: 'limited@example.test', password: 'wrong-password-1' })),
+      ip: '192.0.2.9',
+    });
+  expect((await login())!.status).toBe(401);
+  expect((await login())!.status).toBe(429);
+  expect(logs.filter((l) => l.fields.event === 'rate_limited')).toEqual([
+    {
+      level: 'info',
+      fields: expect.objectContaining({
+        outcome: 'failure',
+        reason: 'login:email',
+        userId: null,
+        ip: '192.0.2.9',
+        route: '/auth/login',
         requestId: expect.any(String),
       }),
     },
