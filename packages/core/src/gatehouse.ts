@@ -23,7 +23,7 @@ function joinPath(base: string, path: string): string {
 }
 
 /** Builds a Gatehouse instance: every flow as a function, a route table, and `handle()`
- *  for adapters. Synchronous; keys load lazily on first use. */
+ *  for adapters. Synchronous: bad options (keys included) throw a `ConfigError` here. */
 export function createGatehouse(options: GatehouseOptions) {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');

@@ -70,6 +70,8 @@ function portStores(deps: StoreDeps): PortStores {
 
 const POOL_ERROR_HANDLED = Symbol.for('gatehouse.postgres.pool-error-handled');
 
+const OPTION_KEYS = new Set(['pool', 'schema', 'clock', 'logger', 'listen']);
+
 const isPool = (v: unknown): v is PoolLike =>
   typeof (v as PoolLike | null)?.query === 'function' && typeof (v as PoolLike).connect === 'function';
 
@@ -78,11 +80,15 @@ function storesOptions(
   first: PoolLike | PostgresStoresOptions,
   rest: Omit<PostgresStoresOptions, 'pool'>,
 ): PostgresStoresOptions {
-  if (isPool(first)) return { ...rest, pool: first };
-  if (isPool((first as PostgresStoresOptions | null)?.pool)) return first as PostgresStoresOptions;
-  throw new ConfigError(
-    'postgresStores needs a pg.Pool: postgresStores(pool) or postgresStores({ pool, schema })',
-  );
+  const opts = isPool(first) ? { ...rest, pool: first } : (first as PostgresStoresOptions | null);
+  if (!isPool(opts?.pool))
+    throw new ConfigError(
+      'postgresStores needs a pg.Pool: postgresStores(pool) or postgresStores({ pool, schema })',
+    );
+  // A misspelt `schema` would silently read and write the default schema's tables.
+  const unknown = Object.keys(opts).filter((k) => !OPTION_KEYS.has(k));
+  if (unknown.length > 0) throw new ConfigError(`postgresStores: unknown option(s) ${unknown.join(', ')}`);
+  return opts;
 }
 
 /**

@@ -29,6 +29,11 @@ describe('postgresStores arguments', () => {
     for (const bad of [undefined, {}, { pool: {} }, { query: () => {} }]) {
       expect(() => postgresStores(bad as never)).toThrow(ConfigError);
     }
+    // A misspelt option would silently fall back to its default (the default schema's tables).
+    expect(() => postgresStores({ pool: db.pool, shema: db.schema } as never)).toThrow(
+      /unknown option\(s\) shema/,
+    );
+    expect(() => postgresStores(db.pool, { schema: db.schema, lisen: false } as never)).toThrow(ConfigError);
   });
 });
 

@@ -80,7 +80,13 @@ it('smtpMailer throws the SMTP codes without the reply text (it quotes the recip
 });
 
 it('smtpMailer refuses a URL nodemailer cannot use with a ConfigError that does not echo it', () => {
-  for (const url of ['not-a-url', 'http://127.0.0.1:2525', 'smtp://:pw@', 'mailto:a@b.test', 'smtp:secret@x']) {
+  for (const url of [
+    'not-a-url',
+    'http://127.0.0.1:2525',
+    'smtp://:pw@',
+    'mailto:a@b.test',
+    'smtp:secret@x',
+  ]) {
     let thrown: unknown;
     try {
       smtpMailer({ url, from: 'a@b.test' });

@@ -77,6 +77,20 @@ export function createAuthFlows(
       await requireFreshAuth(d.ctx, principal, input.password, { meta });
       await d.ctx.sessions.endAll(principal.userId, { exceptSid: principal.sid, reason: 'revoked_others' });
     },
+    /** For the host's own sensitive routes, as the MFA and session routes use it: passes when
+     *  the session's login is at most 10 minutes old or `password` is right, else 403
+     *  `reauth_required`; a wrong password counts as a failed login. `requirePassword` ignores
+     *  the login's age. */
+    async requireFreshAuth(
+      principal: Principal,
+      input: { password?: string; requirePassword?: boolean } = {},
+      meta: RequestMeta = {},
+    ): Promise<void> {
+      await requireFreshAuth(d.ctx, principal, input.password, {
+        requirePassword: input.requirePassword,
+        meta,
+      });
+    },
     revokeSessions: admin.revokeSessions,
     disableUser: admin.disableUser,
     enableUser: admin.enableUser,
@@ -112,6 +126,14 @@ export function createAuthApi(flows: AuthFlows) {
     ) => flows.revokeSession(principal, sid, validate(s.reauthBody, input) ?? {}, meta),
     revokeOtherSessions: async (principal: Principal, input?: In<typeof s.reauthBody>, meta?: RequestMeta) =>
       flows.revokeOtherSessions(principal, validate(s.reauthBody, input) ?? {}, meta),
+    requireFreshAuth: async (
+      principal: Principal,
+      input: NonNullable<In<typeof s.reauthBody>> & { requirePassword?: boolean } = {},
+      meta?: RequestMeta,
+    ) => {
+      const { requirePassword, ...body } = input;
+      return flows.requireFreshAuth(principal, { ...validate(s.reauthBody, body), requirePassword }, meta);
+    },
   };
 }
 

@@ -11,19 +11,13 @@ import { addMemberBody, createAccountBody, recordOutboundInput, replyBody } from
 import {
   type AccountView,
   accountView,
+  type MemberView,
   type MessageView,
   messageView,
   type ThreadDetail,
   type ThreadSummary,
   threadSummary,
 } from './views.js';
-
-export interface MemberView {
-  accountId: string;
-  userId: string;
-  email: string;
-  role: InboxRole;
-}
 
 export interface AttachmentDownload {
   filename: string;

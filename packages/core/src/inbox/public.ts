@@ -1,5 +1,5 @@
 // The inbox area's public exports (re-exported by `@gatehouse/core`).
-export type { InboxApi, MemberView } from './api.js';
+export type { InboxApi } from './api.js';
 export { directoryFiles } from './directory-files.js';
 export { mailNotifier } from './notify.js';
 export type { InboxOptions } from './options.js';

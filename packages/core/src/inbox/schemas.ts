@@ -39,35 +39,46 @@ export const recordOutboundInput = z.strictObject({
   status: delivery.optional(),
 });
 
-const view = {
-  account: z.object({
-    id: z.string(),
-    address: z.string(),
-    name: z.string(),
-    role: z.enum(['owner', 'member']),
-  }),
-  attachment: z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.number() }),
-};
+/** Answer shapes of CONTRACT.md 4.5 with every field sent: the OpenAPI document is generated
+ *  from these, and the view types (views.ts) are inferred from them, so the two cannot drift. */
+/** An ISO 8601 UTC instant; typed as the format alone (zod's own pattern would fill the document). */
+const instant = z.string().meta({ format: 'date-time' });
+const role = z.enum(['owner', 'member']);
 
-export const accountSchema = view.account;
-export const accountListSchema = z.object({ accounts: z.array(view.account) });
+export const accountSchema = z.object({
+  id: z.string(),
+  address: z.string(),
+  name: z.string(),
+  /** The caller's role. */
+  role,
+  createdAt: instant,
+});
+export const accountListSchema = z.object({ accounts: z.array(accountSchema) });
 export const memberSchema = z.object({
-  member: z.object({ accountId: z.string(), userId: z.string(), email: z.string(), role: z.string() }),
+  member: z.object({ accountId: z.string(), userId: z.string(), email: z.string(), role }),
+});
+export const threadSummarySchema = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  subject: z.string(),
+  lastMessageAt: instant,
+  messageCount: z.number(),
 });
 export const threadListSchema = z.object({
-  threads: z.array(
-    z.object({
-      id: z.string(),
-      accountId: z.string(),
-      subject: z.string(),
-      lastMessageAt: z.string(),
-      messageCount: z.number(),
-    }),
-  ),
+  threads: z.array(threadSummarySchema),
   nextCursor: z.string().nullable(),
+});
+export const attachmentSchema = z.object({
+  id: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  size: z.number(),
+  contentId: z.string().nullable(),
+  inline: z.boolean(),
 });
 export const messageSchema = z.object({
   id: z.string(),
+  threadId: z.string(),
   direction: z.enum(['inbound', 'outbound']),
   from: z.string(),
   to: z.array(z.string()),
@@ -75,16 +86,20 @@ export const messageSchema = z.object({
   subject: z.string(),
   text: z.string(),
   html: z.string().nullable(),
-  status: z.string(),
-  openedAt: z.string().nullable(),
+  status: z.enum(['received', ...delivery.options]),
+  openedAt: instant.nullable(),
+  openCount: z.number(),
+  clickedAt: instant.nullable(),
   clickCount: z.number(),
   providerMessageId: z.string(),
   messageId: z.string().nullable(),
-  receivedAt: z.string(),
-  attachments: z.array(view.attachment),
+  inReplyTo: z.array(z.string()),
+  references: z.array(z.string()),
+  receivedAt: instant,
+  attachments: z.array(attachmentSchema),
 });
 export const threadDetailSchema = z.object({
-  thread: z.object({ id: z.string(), accountId: z.string(), subject: z.string() }),
+  thread: threadSummarySchema,
   messages: z.array(messageSchema),
 });
 export const replySchema = z.object({ message: messageSchema });

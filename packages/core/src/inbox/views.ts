@@ -1,63 +1,25 @@
+import type { z } from 'zod';
 import type { InboxAccount, InboxRole } from '../ports/inbox-account-store.js';
 import type { InboxAttachment } from '../ports/inbox-attachment-store.js';
-import type { InboxMessage, MessageDirection, MessageStatus } from '../ports/inbox-message-store.js';
+import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
+import type {
+  accountSchema,
+  attachmentSchema,
+  memberSchema,
+  messageSchema,
+  threadDetailSchema,
+  threadSummarySchema,
+} from './schemas.js';
 
-/** The answer shapes of CONTRACT.md 4.5 (the library API returns the same). */
-
-export interface AccountView {
-  id: string;
-  address: string;
-  name: string;
-  /** The caller's role. */
-  role: InboxRole;
-  createdAt: string;
-}
-
-export interface ThreadSummary {
-  id: string;
-  accountId: string;
-  subject: string;
-  lastMessageAt: string;
-  messageCount: number;
-}
-
-export interface AttachmentView {
-  id: string;
-  filename: string;
-  contentType: string;
-  size: number;
-  contentId: string | null;
-  inline: boolean;
-}
-
-export interface MessageView {
-  id: string;
-  threadId: string;
-  direction: MessageDirection;
-  from: string;
-  to: string[];
-  cc: string[];
-  subject: string;
-  text: string;
-  html: string | null;
-  status: MessageStatus;
-  openedAt: string | null;
-  openCount: number;
-  clickedAt: string | null;
-  clickCount: number;
-  providerMessageId: string;
-  messageId: string | null;
-  inReplyTo: string[];
-  references: string[];
-  receivedAt: string;
-  attachments: AttachmentView[];
-}
-
-export interface ThreadDetail {
-  thread: { id: string; accountId: string; subject: string; lastMessageAt: string; messageCount: number };
-  messages: MessageView[];
-}
+/** The answer shapes of CONTRACT.md 4.5 (the library API returns the same), inferred from the
+ *  schemas the OpenAPI document is generated from. */
+export type AccountView = z.infer<typeof accountSchema>;
+export type ThreadSummary = z.infer<typeof threadSummarySchema>;
+export type AttachmentView = z.infer<typeof attachmentSchema>;
+export type MessageView = z.infer<typeof messageSchema>;
+export type ThreadDetail = z.infer<typeof threadDetailSchema>;
+export type MemberView = z.infer<typeof memberSchema>['member'];
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 

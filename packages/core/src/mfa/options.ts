@@ -36,12 +36,14 @@ export interface MfaOptions {
   emailLockAfterPasswordChangeSeconds?: number;
 }
 
-/** WebAuthn relying party. Default: rpId = host name of `issuer`, origin = its origin. */
+/** WebAuthn relying party; each field has its own default. */
 export interface WebAuthnOptions {
-  rpId: string;
-  rpName: string;
-  /** Allowed browser origin(s), e.g. `https://app.example`. */
-  origin: string | string[];
+  /** Default: the host name of `issuer`. */
+  rpId?: string;
+  /** Default: `mfa.totpIssuer`, else the host name of `issuer`. */
+  rpName?: string;
+  /** Allowed browser origin(s), e.g. `https://app.example`. Default: the origin of `issuer`. */
+  origin?: string | string[];
 }
 
 export interface MfaConfig {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { email, STRONG, setup } from './setup.js';
+import { email, STRONG, session, setup, user } from './setup.js';
 
 /** CONTRACT.md 1: `gh.auth` holds every auth flow, MFA included, as a plain async function. */
 describe('gh.auth as a library', () => {
@@ -123,5 +123,29 @@ describe('gh.auth as a library', () => {
       }).not.toThrow();
       await expect(result).rejects.toMatchObject({ code: 'validation_failed', status: 400 });
     }
+  });
+
+  it('requireFreshAuth guards a host route: a fresh login or the password, else 403', async () => {
+    const t = setup();
+    const u = await user(t);
+    const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
+    await expect(t.gh.auth.requireFreshAuth(principal)).resolves.toBeUndefined();
+    await expect(t.gh.auth.requireFreshAuth(principal, { requirePassword: true })).rejects.toMatchObject({
+      code: 'reauth_required',
+    });
+    t.clock.advance(11 * 60_000);
+    await expect(t.gh.auth.requireFreshAuth(principal)).rejects.toMatchObject({ code: 'reauth_required' });
+    await expect(
+      t.gh.auth.requireFreshAuth(principal, { password: 'not-the-password-1' }),
+    ).rejects.toMatchObject({
+      code: 'reauth_required',
+    });
+    await expect(t.gh.auth.requireFreshAuth(principal, { password: STRONG })).resolves.toBeUndefined();
+    await expect(t.gh.auth.requireFreshAuth(principal, { password: 'x'.repeat(129) })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+    expect(
+      t.log.entries.filter((e) => e.obj.event === 'authorization_denied').map((e) => e.obj.reason),
+    ).toEqual(['password_required', 'stale_auth', 'wrong_password']);
   });
 });
