@@ -5,6 +5,7 @@ import type { Logger } from './ports/logger.js';
 import type { Mailer } from './ports/mailer.js';
 import type { Settings } from './ports/settings.js';
 import type { Stores } from './ports/stores.js';
+import type { User } from './ports/user-store.js';
 import type { Keyring } from './tokens/keyring.js';
 
 /** The session answer of CONTRACT.md section 2. */
@@ -24,10 +25,12 @@ export interface IssuedSession {
 }
 
 export interface SessionIssuer {
+  /** A session for `user` as read when its credentials were checked. `null`: its password
+   *  changed, or it was disabled or deleted, since then (the session was ended at once). */
   issue(
-    userId: string,
+    user: User,
     opts: { refresh: boolean; amr: string[]; authTime?: number; ip: string; userAgent?: string },
-  ): Promise<IssuedSession>;
+  ): Promise<IssuedSession | null>;
   /** Ends every session (refresh-token family) of the user except `exceptSid`; their access
    *  tokens are refused from then on. */
   endAll(userId: string, opts?: { exceptSid?: string; reason: string }): Promise<void>;
@@ -87,9 +90,10 @@ export interface MfaRequiredAnswer {
 export interface MfaGate {
   /** Enabled (confirmed) methods of the user; empty = MFA off. */
   methods(userId: string): Promise<MfaMethod[]>;
-  /** Starts a pending login for a user whose password was just verified. */
+  /** Starts a pending login for a user whose password was just verified (as read then);
+   *  401 `invalid_credentials` when that password changed meanwhile (see `issue`). */
   begin(
-    userId: string,
+    user: User,
     opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
   ): Promise<MfaRequiredAnswer>;
   /** Kills every pending login of the user (password reset or change). Pass the stores of

@@ -65,14 +65,31 @@ export async function login(
       { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
       meta,
     );
-    return ctx.mfa.begin(user.id, { refresh, methods, meta });
+    return ctx.mfa.begin(user, { refresh, methods, meta });
   }
-  const { sid, answer } = await sessions.issuer.issue(user.id, {
+  const issued = await sessions.issuer.issue(user, {
     refresh,
     amr: ['pwd'],
     ip,
     userAgent: meta.userAgent,
   });
+  if (!issued) {
+    // The password was reset or changed (or the user disabled) while it was being checked.
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      {
+        event: 'login',
+        outcome: 'failure',
+        reason: 'credentials_changed',
+        userId: user.id,
+        factor: 'password',
+      },
+      meta,
+    );
+    throw new GatehouseError('invalid_credentials');
+  }
+  const { sid, answer } = issued;
   logAuthEvent(
     ctx.logger,
     'info',

@@ -5,6 +5,7 @@ import type { Principal } from '../http/types.js';
 import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
 import { randomToken, sha256 } from '../tokens/opaque.js';
+import { credentialsHold } from './credentials-hold.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
 
@@ -37,9 +38,9 @@ export function createSessionService(d: AuthDeps) {
   const idleEnd = (now: Date) => new Date(now.getTime() + config.refreshIdleSeconds * 1000);
 
   const issuer: SessionIssuer = {
-    async issue(userId, opts) {
-      const user = await ctx.stores.users.findById(userId);
-      if (!user || user.disabled) throw new GatehouseError('invalid_credentials');
+    async issue(user, opts) {
+      if (user.disabled) return null;
+      const userId = user.id;
       const now = ctx.clock.now();
       const refreshToken = opts.refresh ? randomToken() : undefined;
       // Without a refresh token the session ends with its one access token.
@@ -67,6 +68,12 @@ export function createSessionService(d: AuthDeps) {
         refreshToken ? { hash: sha256(refreshToken), idleExpiresAt: session.idleExpiresAt } : null,
         { maxPerUser: config.maxSessionsPerUser },
       );
+      // A reset, change or disable that committed while the credentials were being checked
+      // could not end this session (it did not exist yet): nobody holds its tokens, end it.
+      if (!(await credentialsHold(ctx.stores, user))) {
+        await store().revoke(session.id, ctx.clock.now(), 'credentials_changed');
+        return null;
+      }
       if (evicted.length > 0) {
         ended.add(evicted);
         logAuthEvent(ctx.logger, 'info', {

@@ -22,6 +22,10 @@ export function memoryUserStore(onDelete: (id: string) => void = () => {}): User
     return true;
   };
 
+  const findById = async (id: string): Promise<User | null> => {
+    const u = byId.get(id);
+    return u ? copy(u) : null;
+  };
   return {
     async create(user) {
       if (idByEmail.has(user.email) || byId.has(user.id)) return null;
@@ -29,10 +33,9 @@ export function memoryUserStore(onDelete: (id: string) => void = () => {}): User
       idByEmail.set(user.email, user.id);
       return copy(user);
     },
-    async findById(id) {
-      const u = byId.get(id);
-      return u ? copy(u) : null;
-    },
+    findById,
+    // One event loop: every write is already applied when it returns.
+    findByIdSettled: findById,
     async findByEmail(email) {
       const id = idByEmail.get(email);
       const u = id === undefined ? undefined : byId.get(id);

@@ -1,8 +1,10 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { credentialsHold } from '../auth/credentials-hold.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
+import type { User } from '../ports/user-store.js';
 import { isEmailCode } from '../tokens/email-code.js';
 import { checkLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
@@ -19,11 +21,10 @@ export type CodeMethod = 'totp' | 'email' | 'recovery';
  *  only method, the first code is mailed now. */
 export async function beginMfa(
   env: MfaEnv,
-  userId: string,
+  user: User,
   opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
 ): Promise<MfaRequiredAnswer> {
-  const user = await env.ctx.stores.users.findById(userId);
-  if (!user) throw new GatehouseError('invalid_credentials');
+  const userId = user.id;
   const methods = loginMethods(env, user, opts.methods);
   const mailCode = methods.length === 1 && methods[0] === 'email';
   const { token, pending } = await issuePending(env, userId, {
@@ -31,6 +32,18 @@ export async function beginMfa(
     methods,
     codeSentAtLogin: mailCode,
   });
+  // A reset or change that voided pending logins while the password was being checked
+  // missed this one: void it now (before any code is mailed).
+  if (!(await credentialsHold(env.ctx.stores, user))) {
+    await env.ctx.stores.pendingLogins.consume(pending.jti, env.ctx.clock.now());
+    logAuthEvent(
+      env.ctx.logger,
+      'info',
+      { event: 'login', outcome: 'failure', reason: 'credentials_changed', userId, factor: 'password' },
+      opts.meta,
+    );
+    throw new GatehouseError('invalid_credentials');
+  }
   if (methods.length === 0) {
     // Only with `mfa.required`: this pending login can enrol a first method, nothing else.
     if (!env.cfg.required) throw new Error('begin() needs at least one method unless mfa.required');
@@ -66,13 +79,16 @@ export async function completeLogin(
   method: CodeMethod | 'webauthn',
   meta: RequestMeta,
 ): Promise<SessionAnswer> {
-  const { sid, answer } = await env.ctx.sessions.issue(user.id, {
+  const issued = await env.ctx.sessions.issue(user, {
     refresh: pending.refresh,
     amr: AMR[method],
     authTime: nowSeconds(env),
     ip: ipOf(meta),
     userAgent: meta.userAgent,
   });
+  // The password changed (or the user was disabled) after this pending login was opened.
+  if (!issued) throw new GatehouseError('invalid_token');
+  const { sid, answer } = issued;
   logAuthEvent(
     env.ctx.logger,
     'info',
@@ -198,8 +214,8 @@ export async function webauthnLoginVerify(
 export function createMfaGate(env: MfaEnv) {
   return {
     methods: (userId: string) => enabledMethods(env, userId),
-    begin: (userId: string, opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta }) =>
-      beginMfa(env, userId, opts),
+    begin: (user: User, opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta }) =>
+      beginMfa(env, user, opts),
     async voidPending(userId: string, stores: Stores = env.ctx.stores) {
       await stores.pendingLogins.voidForUser(userId);
     },

@@ -20,6 +20,11 @@ export interface UserStore {
    *  email: exactly one gets the user). */
   create(user: User): Promise<User | null>;
   findById(id: string): Promise<User | null>;
+  /** The user as committed once every transaction that is changing it has ended: a write in
+   *  flight (a password reset, a disable) is waited for, never read past (Postgres:
+   *  `FOR SHARE`). A login reads this after creating its session or pending login, so a
+   *  change either committed before (and shows here) or ends what the login created. */
+  findByIdSettled(id: string): Promise<User | null>;
   /** `email` must already be canonical. */
   findByEmail(email: string): Promise<User | null>;
   /** Replaces the password hash. With `ifHash`, only when the stored hash still equals it

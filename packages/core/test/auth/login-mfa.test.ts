@@ -10,8 +10,8 @@ function recordingGate(methods: MfaMethod[]) {
       calls.push(['methods', userId]);
       return methods;
     },
-    async begin(userId, opts) {
-      calls.push(['begin', { userId, ...opts }]);
+    async begin(user, opts) {
+      calls.push(['begin', { userId: user.id, ...opts }]);
       return { mfaRequired: true, mfaToken: 'pending-token', methods: [...opts.methods, 'recovery'] };
     },
     async voidPending(userId) {
@@ -74,19 +74,20 @@ describe('login with MFA on', () => {
     const c = authContext();
     const address = email();
     const { user } = await c.area.api.signup({ name: 'Mfa', email: address, password: STRONG });
-    const { sid, answer: without } = await c.ctx.sessions.issue(user.id, {
+    const seen = (await c.ctx.stores.users.findById(user.id))!;
+    const { sid, answer: without } = (await c.ctx.sessions.issue(seen, {
       refresh: false,
       amr: ['pwd', 'otp'],
       ip: '192.0.2.9',
-    });
+    }))!;
     expect(without.refreshToken).toBeUndefined();
     const p = await c.area.authenticate(without.accessToken);
     expect(p).toMatchObject({ amr: ['pwd', 'otp'], sid });
-    const { answer: withRefresh } = await c.ctx.sessions.issue(user.id, {
+    const { answer: withRefresh } = (await c.ctx.sessions.issue(seen, {
       refresh: true,
       amr: ['pwd', 'hwk'],
       ip: '192.0.2.9',
-    });
+    }))!;
     expect(withRefresh.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await c.ctx.sessions.endAll(user.id, { reason: 'mfa_change', exceptSid: p.sid });
     await c.area.authenticate(without.accessToken);

@@ -111,6 +111,33 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(results.filter(Boolean)).toHaveLength(1);
       });
 
+      it('findByIdSettled waits for a transaction changing the user and reads what it committed', async () => {
+        const { stores, clock } = await setup();
+        const u = newUser(clock.now());
+        await stores.users.create(u);
+        const later = at(clock.now(), MIN);
+        let changed!: () => void;
+        const inFlight = new Promise<void>((r) => {
+          changed = r;
+        });
+        let commit!: () => void;
+        const held = new Promise<void>((r) => {
+          commit = r;
+        });
+        const tx = stores.transaction(async (t) => {
+          await t.users.setPassword(u.id, { passwordHash: 'h-new', changedAt: later });
+          changed();
+          await held;
+        });
+        await inFlight;
+        // A plain read may see the old row meanwhile; the settled one must not.
+        const settled = stores.users.findByIdSettled(u.id);
+        setTimeout(commit, 50);
+        await tx;
+        expect(await settled).toMatchObject({ passwordHash: 'h-new', passwordChangedAt: later });
+        expect(await stores.users.findByIdSettled(id())).toBeNull();
+      });
+
       it('setDisabled, setRoles and markEmailVerified change the user and report absence', async () => {
         const { stores, clock } = await setup();
         const u = newUser(clock.now());
