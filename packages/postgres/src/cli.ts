@@ -14,6 +14,14 @@ Applies the numbered Gatehouse migrations to one schema (created when missing).
 const logger = jsonLinesLogger((line) => process.stderr.write(`${line}\n`));
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+/** What lies under a wrapped error ("database unavailable"): the socket error names the
+ *  address it could not reach; a refused dual-stack connect is an AggregateError of several. */
+function causeOf(e: unknown): string | undefined {
+  const cause = e instanceof Error ? e.cause : undefined;
+  if (cause instanceof AggregateError && cause.errors.length > 0)
+    return cause.errors.map(messageOf).join('; ');
+  return cause === undefined ? undefined : messageOf(cause);
+}
 
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -45,7 +53,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     );
     return 0;
   } catch (e) {
-    logger.error({ event: 'migration_failed', err: messageOf(e) }, 'migration failed');
+    logger.error({ event: 'migration_failed', err: messageOf(e), cause: causeOf(e) }, 'migration failed');
     return 1;
   } finally {
     await pool.end();

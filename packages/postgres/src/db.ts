@@ -63,9 +63,16 @@ export function isUnavailable(e: unknown): boolean {
   return /connection|connect|terminat|timeout|not queryable|pool after calling end/i.test(message);
 }
 
-/** Maps driver failures that mean "database unavailable" to StoreError (503 + Retry-After). */
+/** Maps driver failures that mean "database unavailable" to StoreError (503 + Retry-After). A
+ *  missing table (42P01) says what to do about it: the schema was never migrated. */
 export function mapError(e: unknown): unknown {
-  return isUnavailable(e) ? new StoreError('database unavailable', { cause: e }) : e;
+  if (isUnavailable(e)) return new StoreError('database unavailable', { cause: e });
+  if ((e as { code?: unknown } | null)?.code === '42P01')
+    return new Error(
+      `${(e as Error).message}: Gatehouse's tables are missing here; run migrate(pool, { schema }) or \`gatehouse-postgres migrate --schema <name>\` first`,
+      { cause: e },
+    );
+  return e;
 }
 
 /** Postgres text cannot hold U+0000 (a query carrying it fails). Strangers' input can: a path

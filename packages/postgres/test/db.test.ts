@@ -108,6 +108,19 @@ describe('database unavailable', () => {
     await dead.end();
   });
 
+  it('says to run the migrations when the schema has no tables', async () => {
+    const s = postgresStores({
+      pool: db.pool,
+      schema: `never_migrated_${db.schema}`.slice(0, 60),
+      listen: false,
+    });
+    const err = await s.users.findById('x').catch((e: unknown) => e);
+    expect(isStoreError(err)).toBe(false);
+    expect((err as Error).message).toMatch(
+      /does not exist: Gatehouse's tables are missing here; run migrate/,
+    );
+  });
+
   it('keeps programming errors (bad SQL, constraint bugs) out of StoreError', () => {
     expect(isUnavailable({ severity: 'ERROR', code: '42601', message: 'syntax error' })).toBe(false);
     expect(isUnavailable({ severity: 'ERROR', code: '23505', message: 'duplicate key' })).toBe(false);

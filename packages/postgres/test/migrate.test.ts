@@ -184,6 +184,17 @@ describe('gatehouse-postgres migrate (CLI)', () => {
     });
   });
 
+  it('names what it could not reach when the database is down', async () => {
+    const env = { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' };
+    const err = await run(process.execPath, ['--import', 'tsx', cli, 'migrate'], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err).toMatchObject({ code: 1 });
+    const last = JSON.parse(err.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(last).toMatchObject({ event: 'migration_failed', err: 'database unavailable' });
+    expect(last.cause).toMatch(/ECONNREFUSED 127\.0\.0\.1:1\b/);
+  });
+
   it('exits 2 with a message when DATABASE_URL is missing', async () => {
     const env = { ...process.env, DATABASE_URL: '' };
     const err = await run(process.execPath, ['--import', 'tsx', cli, 'migrate'], { env }).catch(

@@ -85,7 +85,9 @@ export function resolveMfaConfig(options: GatehouseOptions): MfaConfig {
   const rpId = wa?.rpId ?? issuerUrl?.hostname;
   const origin = wa?.origin ?? issuerUrl?.origin;
   if (methods.includes('webauthn') && (!rpId || !origin))
-    throw new ConfigError('webauthn.rpId and webauthn.origin are required when issuer is not a URL');
+    throw new ConfigError(
+      `issuer ${JSON.stringify(options.issuer)} is not a URL, so passkeys have no relying party: set webauthn.rpId and webauthn.origin, use a URL issuer (https://app.example), or leave passkeys out (mfa.methods)`,
+    );
   return {
     methods: new Set(methods),
     required: m.required === true,
