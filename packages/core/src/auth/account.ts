@@ -52,9 +52,11 @@ export function createAdmin(d: AuthDeps) {
       if (!(await ctx.stores.users.setDisabled(userId, false))) throw new GatehouseError('not_found');
       log('user_enabled', userId);
     },
-    /** Ends every session, then deletes the account. */
+    /** Ends every session, then deletes the account. Disabled first: a login checking the
+     *  password meanwhile then sees it (credentials-hold.ts) or made its session before the
+     *  sessions are ended. */
     async deleteUser(userId: string): Promise<void> {
-      if (!(await ctx.stores.users.findById(userId))) throw new GatehouseError('not_found');
+      if (!(await ctx.stores.users.setDisabled(userId, true))) throw new GatehouseError('not_found');
       await ctx.sessions.endAll(userId, { reason: 'user_deleted' });
       await ctx.mfa.voidPending(userId);
       await ctx.stores.users.delete(userId);

@@ -68,12 +68,6 @@ export function createSessionService(d: AuthDeps) {
         refreshToken ? { hash: sha256(refreshToken), idleExpiresAt: session.idleExpiresAt } : null,
         { maxPerUser: config.maxSessionsPerUser },
       );
-      // A reset, change or disable that committed while the credentials were being checked
-      // could not end this session (it did not exist yet): nobody holds its tokens, end it.
-      if (!(await credentialsHold(ctx.stores, user))) {
-        await store().revoke(session.id, ctx.clock.now(), 'credentials_changed');
-        return null;
-      }
       if (evicted.length > 0) {
         ended.add(evicted);
         logAuthEvent(ctx.logger, 'info', {
@@ -82,6 +76,12 @@ export function createSessionService(d: AuthDeps) {
           userId,
           count: evicted.length,
         });
+      }
+      // A reset, change or disable that committed while the credentials were being checked
+      // could not end this session (it did not exist yet): nobody holds its tokens, end it.
+      if (!(await credentialsHold(ctx.stores, user))) {
+        await store().revoke(session.id, ctx.clock.now(), 'credentials_changed');
+        return null;
       }
       return { sid: session.id, answer: answer(await accessToken(session), refreshToken) };
     },

@@ -86,8 +86,16 @@ export async function completeLogin(
     ip: ipOf(meta),
     userAgent: meta.userAgent,
   });
-  // The password changed (or the user was disabled) after this pending login was opened.
-  if (!issued) throw new GatehouseError('invalid_token');
+  if (!issued) {
+    // The password changed (or the user was disabled) after this pending login was opened.
+    logAuthEvent(
+      env.ctx.logger,
+      'info',
+      { event: 'mfa_failed', outcome: 'failure', reason: 'credentials_changed', method, userId: user.id },
+      meta,
+    );
+    throw new GatehouseError('invalid_token');
+  }
   const { sid, answer } = issued;
   logAuthEvent(
     env.ctx.logger,

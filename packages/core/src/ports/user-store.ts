@@ -23,7 +23,8 @@ export interface UserStore {
   /** The user as committed once every transaction that is changing it has ended: a write in
    *  flight (a password reset, a disable) is waited for, never read past (Postgres:
    *  `FOR SHARE`). A login reads this after creating its session or pending login, so a
-   *  change either committed before (and shows here) or ends what the login created. */
+   *  change either committed before (and shows here) or ends what the login created. Call it
+   *  outside transactions: inside one, Postgres holds the share lock until it ends. */
   findByIdSettled(id: string): Promise<User | null>;
   /** `email` must already be canonical. */
   findByEmail(email: string): Promise<User | null>;

@@ -53,7 +53,8 @@ const withoutZone = (ip: string) => ip.replace(/%.*$/, '');
 
 /** The test for `trustedProxies`: exact addresses (any spelling; a zone id names one
  *  interface's neighbour) and CIDR ranges (`10.0.0.0/8`, `fd00::/8`; an IPv4 range also covers
- *  the IPv4-mapped spelling a dual-stack listener reports). `null` when there are none, so
+ *  the IPv4-mapped spelling a dual-stack listener reports, and an IPv6 range over
+ *  `::ffff:0:0/96`, `::/0` included, covers IPv4 peers). `null` when there are none, so
  *  the common case costs nothing per request. A typo would silently trust nobody (or the wrong
  *  hosts), so an entry that is neither is a `ConfigError`. */
 export function proxyTest(entries: readonly string[]): ProxyTest | null {
@@ -64,8 +65,9 @@ export function proxyTest(entries: readonly string[]): ProxyTest | null {
   for (const entry of entries) {
     const slash = entry.indexOf('/');
     const address = slash === -1 ? entry : entry.slice(0, slash);
-    // A range with a zone id means nothing to BlockList: refused with the rest.
-    const family = slash === -1 ? isIP(withoutZone(address)) : address.includes('%') ? 0 : isIP(address);
+    // isIP takes a zone on IPv6 only (`fe80::1%eth0`); a range with one means nothing to
+    // BlockList: refused with the rest.
+    const family = slash === -1 ? isIP(address) : address.includes('%') ? 0 : isIP(address);
     const bits = slash === -1 ? null : entry.slice(slash + 1);
     if (
       family === 0 ||
@@ -83,9 +85,10 @@ export function proxyTest(entries: readonly string[]): ProxyTest | null {
   return (ip) => {
     if (exact.has(addressKey(ip))) return true;
     if (!anyRange) return false;
-    const bare = withoutZone(ip);
-    const family = isIP(bare);
-    return family !== 0 && ranges.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+    // A zone id only on IPv6 (a range covers every interface); anything else must be an address.
+    const family = isIP(ip);
+    if (family === 4) return ranges.check(ip, 'ipv4');
+    return family === 6 && ranges.check(withoutZone(ip), 'ipv6');
   };
 }
 

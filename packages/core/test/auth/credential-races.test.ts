@@ -46,6 +46,18 @@ describe('a login racing a password reset', () => {
     await session(t, { email: u.email, password: STRONG_2 });
   });
 
+  it('gets no session when the user is disabled or deleted meanwhile', async () => {
+    const t = setup();
+    for (const change of ['disableUser', 'deleteUser'] as const) {
+      const u = await user(t);
+      before(t.stores.sessions, 'create', () => t.gh.auth[change](u.id));
+      await expect(
+        t.gh.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
+      ).rejects.toMatchObject({ code: 'invalid_credentials' });
+      expect(await t.stores.sessions.listForUser(u.id, t.clock.now()), change).toEqual([]);
+    }
+  });
+
   it('keeps its session when nothing changed', async () => {
     const t = setup();
     const u = await user(t);

@@ -74,6 +74,11 @@ describe('clientIp', () => {
     expect(clientIp(req('11.0.0.1', '203.0.113.7'), proxies)).toBe('11.0.0.1');
     expect(clientIp(req('fe00::1', '203.0.113.7'), proxies)).toBe('fe00::1');
     expect(clientIp(req('not an address', '203.0.113.7'), proxies)).toBe('not an address');
+    // A zone id is IPv6 only: an IPv4 hop with one is no address, so no proxy either.
+    expect(clientIp(req('10.0.0.1', '198.51.100.4, 10.9.9.9%x'), proxies)).toBe('10.0.0.1');
+    expect(clientIp(req('fe80::1%eth0', '203.0.113.7'), trusted('fe80::/10'))).toBe('203.0.113.7');
+    // An IPv6 range over the IPv4-mapped block covers IPv4 peers (documented).
+    expect(clientIp(req('192.0.2.1', '2001:db8::7'), trusted('::ffff:0:0/96'))).toBe('2001:db8::7');
   });
 
   it('refuses an entry that is neither an address nor a range, and trusts nobody by default', () => {
@@ -85,6 +90,7 @@ describe('clientIp', () => {
       '10.0.0.0/8/8',
       '10.0.0/8',
       'fe80::%eth0/64',
+      '10.0.0.1%eth0',
       '',
     ])
       expect(() => proxyTest([entry]), entry).toThrow(ConfigError);

@@ -74,7 +74,8 @@ export function postgresUserStore({ db, t, inTransaction }: StoreDeps): UserStor
       ),
     findById: (id) => one(`SELECT * FROM ${T} WHERE id = $1`, [id]),
     // The share lock waits for a transaction holding the row (its UPDATE) and reads what it
-    // committed; it is released at once (one statement, no transaction).
+    // committed. Called on the pool's stores it is released at once (one statement); inside a
+    // transaction it would be held to its end, so the flows never call it there.
     findByIdSettled: (id) => one(`SELECT * FROM ${T} WHERE id = $1 FOR SHARE`, [id]),
     findByEmail: (email) => one(`SELECT * FROM ${T} WHERE email = $1`, [email]),
     setPassword: (id, { passwordHash, changedAt, ifHash }) =>
