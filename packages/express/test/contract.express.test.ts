@@ -1,5 +1,5 @@
-import { gatehouseRouter } from '@gatehouse/express';
-import { describeHttpContract, HOST_ROUTE, listen } from '@gatehouse/testkit';
+import { gatehouseRouter, requireAuth } from '@gatehouse/express';
+import { describeHttpContract, HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
 import express from 'express';
 
 describeHttpContract('express', async (gh) => {
@@ -7,6 +7,9 @@ describeHttpContract('express', async (gh) => {
   app.use(gatehouseRouter(gh));
   app.get(HOST_ROUTE.path, (_req, res) => {
     res.type('text/plain').send(HOST_ROUTE.body);
+  });
+  app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
+    res.json({ userId: res.locals.principal.userId });
   });
   return listen(app);
 });

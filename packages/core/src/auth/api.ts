@@ -1,6 +1,7 @@
 import type { z } from 'zod';
+import { bearerToken } from '../http/bearer.js';
 import { validate } from '../http/handle.js';
-import type { Principal } from '../http/types.js';
+import type { HeaderValue, Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
 import type { AuthDeps } from './deps.js';
@@ -98,6 +99,9 @@ export function createAuthFlows(
     setRoles: admin.setRoles,
     /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
     verifyAccessToken: authenticate,
+    /** The same for a request's `Authorization` header (`Bearer <token>`, as Gatehouse's own
+     *  routes read it): what host routes and the adapters' `requireAuth` call. */
+    verifyAuthorization: async (authorization: HeaderValue) => authenticate(bearerToken(authorization)),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Gatehouse } from '@gatehouse/core';
-import { gatehouseRouter } from '@gatehouse/express';
-import { gatehousePlugin } from '@gatehouse/fastify';
-import { HOST_ROUTE, listen } from '@gatehouse/testkit';
+import { gatehouseRouter, requireAuth } from '@gatehouse/express';
+import { gatehousePlugin, requireAuth as requireFastifyAuth } from '@gatehouse/fastify';
+import { HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
 import express from 'express';
 import Fastify from 'fastify';
 
@@ -12,6 +12,9 @@ export function expressHost(gh: Gatehouse) {
   app.get(HOST_ROUTE.path, (_req, res) => {
     res.type('text/plain').send(HOST_ROUTE.body);
   });
+  app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
+    res.json({ userId: res.locals.principal.userId });
+  });
   return listen(app);
 }
 
@@ -19,6 +22,9 @@ export async function fastifyHost(gh: Gatehouse) {
   const app = Fastify();
   await app.register(gatehousePlugin, { gatehouse: gh });
   app.get(HOST_ROUTE.path, async (_req, reply) => reply.type('text/plain').send(HOST_ROUTE.body));
+  app.get(HOST_AUTH_ROUTE.path, { preHandler: requireFastifyAuth(gh) }, async (req) => ({
+    userId: req.principal!.userId,
+  }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url, close: () => app.close() };
 }

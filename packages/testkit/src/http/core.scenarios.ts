@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { junkRequest } from './arbitraries.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
-import { HOST_ROUTE } from './serve.js';
+import { HOST_AUTH_ROUTE, HOST_ROUTE } from './serve.js';
 
 const KiB = 1024;
 /** Generated requests per route; raise it (GATEHOUSE_PROPERTY_RUNS=500) for a deeper search. */
@@ -62,6 +62,37 @@ export function coreScenarios(env: HttpEnv): void {
       const missing = await ctx.request('/authentic/not-gatehouse');
       expect(missing.status).toBe(404);
       expect(missing.headers.get('content-type') ?? '').not.toMatch(/problem\+json/);
+    });
+
+    it("guards the host's own routes with the adapter's requireAuth: the same 401 problem, ended sessions refused", async () => {
+      const account = { email: `host-${randomUUID()}@example.test`, password: 'Tangerine-Orbit-Velvet-4821' };
+      await ctx.request('/auth/signup', { json: { name: 'Host', ...account } });
+      const login = (await (
+        await ctx.request('/auth/login', { json: { ...account, refreshToken: true } })
+      ).json()) as {
+        accessToken: string;
+        refreshToken: string;
+      };
+      for (const headers of [
+        {},
+        { authorization: 'Basic abc' },
+        { authorization: 'Bearer not.a.token' },
+      ] as Array<Record<string, string>>)
+        await expectProblem(await ctx.request(HOST_AUTH_ROUTE.path, { headers }), 401, 'invalid_token');
+      const ok = await ctx.request(HOST_AUTH_ROUTE.path, { bearer: login.accessToken });
+      expect(ok.status).toBe(200);
+      const me = (await (await ctx.request('/auth/me', { bearer: login.accessToken })).json()) as {
+        user: { id: string };
+      };
+      expect(await ok.json()).toEqual({ userId: me.user.id });
+      expect((await ctx.request('/auth/logout', { json: { refreshToken: login.refreshToken } })).status).toBe(
+        204,
+      );
+      await expectProblem(
+        await ctx.request(HOST_AUTH_ROUTE.path, { bearer: login.accessToken }),
+        401,
+        'invalid_token',
+      );
     });
 
     it('sends nosniff and no-store on successes and errors alike', async () => {
