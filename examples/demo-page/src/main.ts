@@ -13,7 +13,14 @@ const errorLog = jsonLogger('error', (line) => process.stderr.write(line));
 function reportStartupFailure(err: unknown): void {
   const error = err instanceof Error ? err.name : typeof err;
   const reason = err instanceof Error ? err.message : String(err);
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+  // A refused dual-stack connect is an AggregateError of one error per address tried.
+  const under = err instanceof Error ? err.cause : undefined;
+  const cause =
+    under instanceof AggregateError
+      ? under.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ')
+      : under instanceof Error
+        ? under.message
+        : undefined;
   errorLog.error(
     {
       event: 'startup_failed',

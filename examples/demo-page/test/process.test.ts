@@ -65,6 +65,16 @@ describe.each(['express-app', 'fastify-app'])('%s processes', (app) => {
     }
   });
 
+  it('stop at an unreachable database naming what to check and the address tried', async () => {
+    const { code, stderr } = await exited(
+      run(app, 'server', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }),
+    );
+    expect(code).toBe(1);
+    const line = JSON.parse(stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(line).toMatchObject({ event: 'startup_failed', error: 'StoreError', check: 'DATABASE_URL' });
+    expect(line.cause).toMatch(/ECONNREFUSED 127\.0\.0\.1:1\b/);
+  });
+
   it('finish a request in flight on SIGTERM, ignore a repeated signal, then exit 0', async () => {
     const child = run(app, 'server', {});
     const done = exited(child);
