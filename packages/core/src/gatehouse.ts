@@ -8,7 +8,7 @@ import type { Area, NeutralRequest, NeutralResponse, RouteDef } from './http/typ
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
-import type { GatehouseOptions } from './options.js';
+import { type GatehouseOptions, unknownOptions } from './options.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
@@ -27,6 +27,8 @@ function joinPath(base: string, path: string): string {
 export function createGatehouse(options: GatehouseOptions) {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');
+  const unknown = unknownOptions(options);
+  if (unknown.length > 0) throw new ConfigError(`createGatehouse: unknown option(s) ${unknown.join(', ')}`);
   const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
   const stores = options.stores ?? memoryStores({ clock });

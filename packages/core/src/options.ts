@@ -76,3 +76,41 @@ export interface GatehouseOptions {
   /** Inbox: threading window, attachment size cap, who may create accounts (see docs/inbox.md). */
   inbox?: import('./inbox/options.js').InboxOptions;
 }
+
+const KNOWN: Record<keyof GatehouseOptions, true> = {
+  issuer: true,
+  audience: true,
+  keys: true,
+  stores: true,
+  mailer: true,
+  settings: true,
+  clock: true,
+  logger: true,
+  basePath: true,
+  routes: true,
+  bodyLimits: true,
+  trustedProxies: true,
+  accessTokenTtlSeconds: true,
+  refreshTokenTtlSeconds: true,
+  refreshIdleSeconds: true,
+  refreshReuseGraceSeconds: true,
+  maxSessionsPerUser: true,
+  defaultRoles: true,
+  passwordPolicy: true,
+  passwordHashing: true,
+  throttle: true,
+  mfa: true,
+  webauthn: true,
+  webhook: true,
+  outbox: true,
+  provider: true,
+  files: true,
+  notifier: true,
+  inbox: true,
+};
+
+/** Top-level keys that are not options (the type checks TypeScript callers; this checks the
+ *  rest): a misspelt `store:` would otherwise keep every user in memory without a word. */
+export function unknownOptions(options: object): string[] {
+  return Object.keys(options).filter((k) => !Object.hasOwn(KNOWN, k));
+}

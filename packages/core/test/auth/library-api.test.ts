@@ -148,4 +148,14 @@ describe('gh.auth as a library', () => {
       t.log.entries.filter((e) => e.obj.event === 'authorization_denied').map((e) => e.obj.reason),
     ).toEqual(['password_required', 'stale_auth', 'wrong_password']);
   });
+
+  it('refuses an unknown top-level option (a misspelt stores would keep users in memory)', async () => {
+    const { createGatehouse, ConfigError } = await import('@gatehouse/core');
+    expect(() => createGatehouse({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
+      ConfigError,
+    );
+    expect(() => createGatehouse({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
+      /unknown option\(s\) store$/,
+    );
+  });
 });
