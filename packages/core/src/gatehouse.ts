@@ -1,7 +1,7 @@
 import { createAuthArea } from './auth/index.js';
 import type { GatehouseContext } from './context.js';
 import { ConfigError } from './errors.js';
-import { createHandler } from './http/handle.js';
+import { createAuthorizer, createHandler } from './http/handle.js';
 import { openApiRoute } from './http/openapi.js';
 import { Router } from './http/router.js';
 import type { Area, NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
@@ -70,12 +70,15 @@ export function createGatehouse(options: GatehouseOptions) {
   const owns = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
   const trusted = proxyTest(options.trustedProxies ?? []);
 
-  const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({
-    router,
+  const http = {
     logger,
-    bodyLimit: (route) => (route.area === 'webhook' ? limits.webhook : limits.auth),
     authenticate: auth.authenticate,
-    clientIp: (req) => clientIp(req, trusted),
+    clientIp: (req: Pick<NeutralRequest, 'ip' | 'headers'>) => clientIp(req, trusted),
+  };
+  const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({
+    ...http,
+    router,
+    bodyLimit: (route) => (route.area === 'webhook' ? limits.webhook : limits.auth),
     owns,
   });
 
@@ -91,6 +94,9 @@ export function createGatehouse(options: GatehouseOptions) {
     /** Whether `path` lies under this instance's mount points (adapters: body-parser checks). */
     owns,
     handle,
+    /** For the adapters' `requireAuth` guards: the principal of a request's Bearer token, or
+     *  the problem to answer instead, checked and logged as Gatehouse's own routes do. */
+    authorize: createAuthorizer(http),
     jwks: () => ctx.keyring.jwks(),
     async close() {
       await inbox.outbox.stop?.();

@@ -3,7 +3,7 @@ export type * from './context.js';
 export * from './errors.js';
 export { createGatehouse, type Gatehouse } from './gatehouse.js';
 export { problemClientError } from './http/client-error.js';
-export { validate } from './http/handle.js';
+export { type Authorization, validate } from './http/handle.js';
 /** The RFC 9457 answer for an error, e.g. a host's own 404 in Gatehouse's format. */
 export { errorToResponse as problemResponse } from './http/respond.js';
 export type * from './http/types.js';

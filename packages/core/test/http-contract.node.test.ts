@@ -1,4 +1,3 @@
-import { problemResponse } from '@gatehouse/core';
 import { describeHttpContract, HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
 
 // The contract suite on a bare node:http server: the smallest possible adapter, so the core's
@@ -18,12 +17,13 @@ describeHttpContract('node:http', (gh) =>
       } else if (req.url === HOST_ROUTE.path) {
         res.writeHead(200, { 'content-type': 'text/plain' }).end(HOST_ROUTE.body);
       } else if (req.url === HOST_AUTH_ROUTE.path) {
-        const principal = await gh.auth.verifyAuthorization(req.headers.authorization).catch(problemResponse);
-        if ('userId' in principal)
+        const r = await gh.authorize({ headers: req.headers, ip: req.socket.remoteAddress, path: req.url });
+        if (r.response)
+          res.writeHead(r.response.status, r.response.headers).end(r.response.body ?? undefined);
+        else
           res
             .writeHead(200, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ userId: principal.userId }));
-        else res.writeHead(principal.status, principal.headers).end(principal.body);
+            .end(JSON.stringify({ userId: r.principal.userId }));
       } else {
         res.writeHead(404).end();
       }

@@ -1,4 +1,4 @@
-import { type Gatehouse, type NeutralResponse, problemResponse } from '@gatehouse/core';
+import type { Gatehouse, NeutralResponse, Principal } from '@gatehouse/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** The part of a Gatehouse instance the router needs. */
@@ -38,17 +38,28 @@ export function gatehouseRouter(gh: GatehouseHandler): RequestHandler {
 }
 
 /** Middleware for the host's own routes: verifies the request's Bearer access token as
- *  Gatehouse's routes do (ended sessions are refused at once) and puts the principal on
- *  `res.locals.principal`; otherwise answers the same 401 `invalid_token` problem+json.
- *  `app.get('/orders', requireAuth(gh), (req, res) => res.json(ordersOf(res.locals.principal.userId)))` */
-export function requireAuth(gh: Pick<Gatehouse, 'auth'>): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    gh.auth.verifyAuthorization(req.headers.authorization).then(
-      (principal) => {
-        res.locals.principal = principal;
-        next();
-      },
-      (err: unknown) => send(res, problemResponse(err)),
-    );
+ *  Gatehouse's routes do (ended sessions are refused at once, failures logged alike) and puts
+ *  the principal on `res.locals.principal` (typed: `principalOf(res)`); otherwise answers the
+ *  same 401 `invalid_token` problem+json.
+ *  `app.get('/orders', requireAuth(gh), (req, res) => res.json(ordersOf(principalOf(res).userId)))` */
+export function requireAuth(gh: Pick<Gatehouse, 'authorize'>): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const r = await gh.authorize({
+      headers: req.headers,
+      ip: req.socket.remoteAddress,
+      path: req.originalUrl,
+    });
+    if (r.principal) {
+      res.locals.principal = r.principal;
+      next();
+    } else if (res.headersSent) next(new Error('Gatehouse requireAuth: the response was already sent'));
+    else send(res, r.response);
   };
+}
+
+/** The principal `requireAuth` verified for this request (throws on a route it does not guard). */
+export function principalOf(res: Response): Principal {
+  const p = res.locals.principal as Principal | undefined;
+  if (!p) throw new Error('Gatehouse principalOf: this route is not guarded by requireAuth(gh)');
+  return p;
 }

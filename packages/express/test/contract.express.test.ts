@@ -1,4 +1,4 @@
-import { gatehouseRouter, requireAuth } from '@gatehouse/express';
+import { gatehouseRouter, principalOf, requireAuth } from '@gatehouse/express';
 import { describeHttpContract, HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
 import express from 'express';
 
@@ -9,7 +9,7 @@ describeHttpContract('express', async (gh) => {
     res.type('text/plain').send(HOST_ROUTE.body);
   });
   app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
-    res.json({ userId: res.locals.principal.userId });
+    res.json({ userId: principalOf(res).userId });
   });
   return listen(app);
 });

@@ -1,4 +1,4 @@
-import { type Gatehouse, type NeutralRequest, type Principal, problemResponse } from '@gatehouse/core';
+import type { Gatehouse, NeutralRequest, Principal } from '@gatehouse/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type Handles = Pick<Gatehouse, 'handle'>;
@@ -109,16 +109,21 @@ declare module 'fastify' {
 }
 
 /** A `preHandler` for the host's own routes: verifies the request's Bearer access token as
- *  Gatehouse's routes do (ended sessions are refused at once) and sets `request.principal`;
- *  otherwise answers the same 401 `invalid_token` problem+json.
+ *  Gatehouse's routes do (ended sessions are refused at once, failures logged alike) and sets
+ *  `request.principal`; otherwise answers the same 401 `invalid_token` problem+json.
  *  `app.get('/orders', { preHandler: requireAuth(gh) }, (req) => ordersOf(req.principal!.userId))` */
-export function requireAuth(gh: Pick<Gatehouse, 'auth'>) {
+export function requireAuth(gh: Pick<Gatehouse, 'authorize'>) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    try {
-      request.principal = await gh.auth.verifyAuthorization(request.headers.authorization);
-    } catch (err) {
-      const out = problemResponse(err);
-      await reply.code(out.status).headers(out.headers).send(out.body);
-    }
+    const r = await gh.authorize({
+      headers: request.headers,
+      ip: request.socket.remoteAddress,
+      path: request.url,
+    });
+    if (r.principal) request.principal = r.principal;
+    else
+      await reply
+        .code(r.response.status)
+        .headers(r.response.headers)
+        .send(r.response.body ?? undefined);
   };
 }

@@ -69,7 +69,7 @@ export function mapError(e: unknown): unknown {
   if (isUnavailable(e)) return new StoreError('database unavailable', { cause: e });
   if ((e as { code?: unknown } | null)?.code === '42P01')
     return new Error(
-      `${(e as Error).message}: Gatehouse's tables are missing here; run migrate(pool, { schema }) or \`gatehouse-postgres migrate --schema <name>\` first`,
+      `${(e as Error).message}: has migrate(pool, { schema }) (or \`gatehouse-postgres migrate --schema <name>\`) run for this schema?`,
       { cause: e },
     );
   return e;

@@ -117,7 +117,7 @@ describe('database unavailable', () => {
     const err = await s.users.findById('x').catch((e: unknown) => e);
     expect(isStoreError(err)).toBe(false);
     expect((err as Error).message).toMatch(
-      /does not exist: Gatehouse's tables are missing here; run migrate/,
+      /does not exist: has migrate\(pool, \{ schema \}\).* run for this schema\?/,
     );
   });
 

@@ -23,7 +23,7 @@ type Out<T extends z.ZodType> = z.output<T>;
 export function createAuthFlows(
   d: AuthDeps,
   sessions: SessionService,
-  authenticate: (token: string) => Promise<Principal>,
+  authenticate: (token: string, meta?: RequestMeta | null) => Promise<Principal>,
 ) {
   const admin = createAdmin(d);
   return {
@@ -100,8 +100,9 @@ export function createAuthFlows(
     /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
     verifyAccessToken: authenticate,
     /** The same for a request's `Authorization` header (`Bearer <token>`, as Gatehouse's own
-     *  routes read it): what host routes and the adapters' `requireAuth` call. */
-    verifyAuthorization: async (authorization: HeaderValue) => authenticate(bearerToken(authorization)),
+     *  routes read it); `meta` goes into the log line of a refused ended session. */
+    verifyAuthorization: async (authorization: HeaderValue, meta?: RequestMeta) =>
+      authenticate(bearerToken(authorization), meta),
   };
 }
 

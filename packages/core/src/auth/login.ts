@@ -59,13 +59,15 @@ export async function login(
   const refresh = input.refreshToken === true;
   const methods = await ctx.mfa.methods(user.id);
   if (methods.length > 0 || ctx.mfa.required) {
+    // Logged once the pending login stands: begin refuses when the password moved meanwhile.
+    const pending = await ctx.mfa.begin(user, { refresh, methods, meta });
     logAuthEvent(
       ctx.logger,
       'info',
       { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
       meta,
     );
-    return ctx.mfa.begin(user, { refresh, methods, meta });
+    return pending;
   }
   const issued = await sessions.issuer.issue(user, {
     refresh,

@@ -21,7 +21,7 @@ export interface HandlerOptions {
     meta?: { ip: string; route: string; requestId: string },
   ) => Promise<Principal>;
   /** Client address from the socket address and the headers (trusted proxies only). */
-  clientIp: (req: NeutralRequest) => string;
+  clientIp: (req: Pick<NeutralRequest, 'ip' | 'headers'>) => string;
   /** Paths this instance owns (a 404 problem there); anything else is `null` so the host handles it. */
   owns: (path: string) => boolean;
 }
@@ -117,25 +117,61 @@ export function createHandler(opts: HandlerOptions) {
       });
       return replyToResponse(reply);
     } catch (e) {
-      // The standard fields of a security event (userId and sid once a Bearer token verified).
-      const fields = {
-        outcome: 'failure',
-        userId: principal?.userId ?? null,
-        sid: principal?.sid ?? null,
-        route: pattern,
-        requestId,
-        ip,
+      return failed(opts.logger, e, { principal, route: pattern, requestId, ip });
+    }
+  };
+}
+
+/** The answer to a failed request, logged as every route's: an unexpected error as
+ *  `internal_error` (a store failure at warn), a 429 as `rate_limited` with its bucket, with
+ *  the standard fields of a security event (userId and sid once a Bearer token verified). */
+function failed(
+  logger: Logger,
+  e: unknown,
+  at: { principal: Principal | undefined; route: string; requestId: string; ip: string },
+): NeutralResponse {
+  const fields = {
+    outcome: 'failure',
+    userId: at.principal?.userId ?? null,
+    sid: at.principal?.sid ?? null,
+    route: at.route,
+    requestId: at.requestId,
+    ip: at.ip,
+  };
+  if (!isGatehouseError(e)) {
+    const store = isStoreError(e);
+    logger[store ? 'warn' : 'error'](
+      { event: 'internal_error', ...fields, err: e instanceof Error ? e.stack : String(e) },
+      store ? 'store unavailable' : 'unhandled error',
+    );
+  } else if (e.code === 'rate_limited') {
+    logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
+  }
+  return errorToResponse(e);
+}
+
+/** What a host route guarded by an adapter's `requireAuth` gets: the principal of the
+ *  request's Bearer token, or the answer to send instead (401 problem, or 503/500 when a store
+ *  or a bug failed), logged exactly as Gatehouse's own routes log theirs. Never rejects. */
+export type Authorization =
+  | { principal: Principal; response?: undefined }
+  | { principal?: undefined; response: NeutralResponse };
+
+export function createAuthorizer(opts: Pick<HandlerOptions, 'authenticate' | 'clientIp' | 'logger'>) {
+  return async function authorize(
+    req: Pick<NeutralRequest, 'headers' | 'ip' | 'path'>,
+  ): Promise<Authorization> {
+    const q = req.path.indexOf('?');
+    const route = q === -1 ? req.path : req.path.slice(0, q);
+    const requestId = nextRequestId();
+    let ip = '';
+    try {
+      ip = opts.clientIp(req);
+      return {
+        principal: await opts.authenticate(bearerToken(req.headers.authorization), { ip, route, requestId }),
       };
-      if (!isGatehouseError(e)) {
-        const store = isStoreError(e);
-        opts.logger[store ? 'warn' : 'error'](
-          { event: 'internal_error', ...fields, err: e instanceof Error ? e.stack : String(e) },
-          store ? 'store unavailable' : 'unhandled error',
-        );
-      } else if (e.code === 'rate_limited') {
-        opts.logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
-      }
-      return errorToResponse(e);
+    } catch (e) {
+      return { response: failed(opts.logger, e, { principal: undefined, route, requestId, ip }) };
     }
   };
 }

@@ -35,7 +35,7 @@ export interface UserStore {
     id: string,
     change: { passwordHash: string; changedAt: Date; ifHash?: string },
   ): Promise<boolean>;
-  /** Returns false when the user is absent. */
+  /** Returns false when the user is absent; true otherwise, even when it already had that state. */
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   /** Replaces the user's roles. Returns false when the user is absent. */
   setRoles(id: string, roles: string[]): Promise<boolean>;

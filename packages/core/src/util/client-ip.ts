@@ -94,7 +94,7 @@ export function proxyTest(entries: readonly string[]): ProxyTest | null {
 
 /** The socket address, or the first untrusted hop of `x-forwarded-for` when the socket
  *  is a trusted proxy. Forwarded headers from anyone else are ignored. */
-export function clientIp(req: NeutralRequest, trusted: ProxyTest | null): string {
+export function clientIp(req: Pick<NeutralRequest, 'ip' | 'headers'>, trusted: ProxyTest | null): string {
   const socket = req.ip ?? '';
   if (trusted === null || !trusted(socket)) return socket;
   const xff = req.headers['x-forwarded-for'];

@@ -94,3 +94,31 @@ it('logs a 429 once, with its bucket and the request fields', async () => {
     },
   ]);
 });
+
+it("authorize (the adapters' requireAuth) logs a refusal with the request fields, as the routes do", async () => {
+  const { logs, logger } = capture();
+  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', logger });
+  const account = { email: 'guard@example.test', password: 'Tangerine-Orbit-Velvet-4821' };
+  await gh.auth.signup({ name: 'G', ...account });
+  const s = await gh.auth.login({ ...account, refreshToken: true });
+  if (!('accessToken' in s)) throw new Error('no session');
+  const headers = { authorization: `Bearer ${s.accessToken}` };
+  const ok = await gh.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
+  expect(ok.principal?.sid).toEqual(expect.any(String));
+  await gh.auth.logout({ refreshToken: s.refreshToken! });
+  const refused = await gh.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
+  expect(refused.response).toMatchObject({ status: 401 });
+  expect(logs.filter((l) => l.fields.event === 'authorization_denied')).toEqual([
+    {
+      level: 'info',
+      fields: expect.objectContaining({
+        reason: 'session_ended',
+        ip: '192.0.2.4',
+        route: '/host/me',
+        requestId: expect.any(String),
+      }),
+    },
+  ]);
+  expect((await gh.authorize({ headers: {}, path: '/host/me' })).response).toMatchObject({ status: 401 });
+  await gh.close();
+});

@@ -1,5 +1,5 @@
 import type { Gatehouse } from '@gatehouse/core';
-import { gatehouseRouter, requireAuth } from '@gatehouse/express';
+import { gatehouseRouter, principalOf, requireAuth } from '@gatehouse/express';
 import { gatehousePlugin, requireAuth as requireFastifyAuth } from '@gatehouse/fastify';
 import { HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
 import express from 'express';
@@ -13,7 +13,7 @@ export function expressHost(gh: Gatehouse) {
     res.type('text/plain').send(HOST_ROUTE.body);
   });
   app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
-    res.json({ userId: res.locals.principal.userId });
+    res.json({ userId: principalOf(res).userId });
   });
   return listen(app);
 }

@@ -16,7 +16,8 @@ export interface MountedServer {
   close(): Promise<void>;
 }
 /** Serves `gh` through one adapter on a real HTTP server on loopback. The host app also
- *  answers `HOST_ROUTE` (serve.ts), registered after Gatehouse, to prove fall-through. */
+ *  answers `HOST_ROUTE` (serve.ts), registered after Gatehouse, to prove fall-through, and
+ *  `HOST_AUTH_ROUTE`, guarded by the adapter's `requireAuth` (or `gh.authorize`), with `{ userId }`. */
 export type Mount = (gh: Gatehouse) => Promise<MountedServer>;
 
 /** The scenario groups of the HTTP contract, one per area. */
