@@ -109,8 +109,67 @@ const KNOWN: Record<keyof GatehouseOptions, true> = {
   inbox: true,
 };
 
-/** Top-level keys that are not options (the type checks TypeScript callers; this checks the
- *  rest): a misspelt `store:` would otherwise keep every user in memory without a word. */
+type Keys<T> = Record<keyof NonNullable<T>, true>;
+
+/** The keys of each option group, kept complete by the types (`Keys`), for the same check. */
+const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
+  basePath: { auth: true, inbox: true, webhook: true } satisfies Keys<GatehouseOptions['basePath']>,
+  routes: { signup: true, emailVerification: true, emailChange: true } satisfies Keys<
+    GatehouseOptions['routes']
+  >,
+  bodyLimits: { auth: true, webhook: true } satisfies Keys<GatehouseOptions['bodyLimits']>,
+  passwordPolicy: { minScore: true, isBreached: true } satisfies Keys<GatehouseOptions['passwordPolicy']>,
+  passwordHashing: {
+    memoryCost: true,
+    timeCost: true,
+    parallelism: true,
+    concurrency: true,
+    maxQueue: true,
+  } satisfies Keys<GatehouseOptions['passwordHashing']>,
+  // throttle: its buckets are checked where the limits are resolved (auth/options.ts).
+  mfa: {
+    methods: true,
+    required: true,
+    encryptionKey: true,
+    totpIssuer: true,
+    pendingTtlSeconds: true,
+    maxFailures: true,
+    emailCodeTtlSeconds: true,
+    resendCooldownSeconds: true,
+    maxSends: true,
+    endSessionsOnChange: true,
+    emailLockAfterPasswordChangeSeconds: true,
+  } satisfies Keys<GatehouseOptions['mfa']>,
+  webauthn: { rpId: true, rpName: true, origin: true } satisfies Keys<GatehouseOptions['webauthn']>,
+  webhook: { toleranceSeconds: true, headerPrefixes: true } satisfies Keys<GatehouseOptions['webhook']>,
+  outbox: {
+    maxAttempts: true,
+    baseDelayMs: true,
+    maxDelayMs: true,
+    pollIntervalMs: true,
+    concurrency: true,
+    visibilityTimeoutMs: true,
+    retentionMs: true,
+  } satisfies Keys<GatehouseOptions['outbox']>,
+  inbox: {
+    threadingWindowDays: true,
+    maxAttachmentBytes: true,
+    pageSize: true,
+    canCreateAccount: true,
+    notificationLeaseMs: true,
+  } satisfies Keys<GatehouseOptions['inbox']>,
+};
+
+/** Keys that are not options, top level and in the option groups, as dotted paths (the type
+ *  checks TypeScript callers; this checks the rest): a misspelt `store:` would otherwise keep
+ *  every user in memory, a misspelt `mfa.encryptonKey` seal TOTP seeds with a throwaway key. */
 export function unknownOptions(options: object): string[] {
-  return Object.keys(options).filter((k) => !Object.hasOwn(KNOWN, k));
+  const unknown: string[] = [];
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(KNOWN, key)) unknown.push(key);
+    const group = GROUPS[key as keyof GatehouseOptions];
+    if (group && typeof value === 'object' && value !== null)
+      for (const k of Object.keys(value)) if (!Object.hasOwn(group, k)) unknown.push(`${key}.${k}`);
+  }
+  return unknown;
 }

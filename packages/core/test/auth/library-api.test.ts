@@ -157,5 +157,17 @@ describe('gh.auth as a library', () => {
     expect(() => createGatehouse({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
       /unknown option\(s\) store$/,
     );
+    // In the option groups too: a misspelt encryptionKey would seal TOTP seeds with a throwaway key.
+    expect(() =>
+      createGatehouse({
+        issuer: 'https://x.test',
+        audience: 'x',
+        mfa: { encryptonKey: 'k' },
+        outbox: { concurrency: 2, maxAttempt: 3 },
+      } as never),
+    ).toThrow(/unknown option\(s\) mfa\.encryptonKey, outbox\.maxAttempt$/);
+    expect(() =>
+      createGatehouse({ issuer: 'https://x.test', audience: 'x', mfa: { required: false }, webhook: {} }),
+    ).not.toThrow();
   });
 });
