@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { type Setup, STRONG, STRONG_2, session, setup, user } from './setup.js';
+import { type Setup, STRONG, STRONG_2, session, setup, totpCode, totpUser, user } from './setup.js';
 
 /** Resets the user's password through the mailed code (the clock moves on first: a change is
  *  told by when the password was set). */
@@ -78,15 +77,8 @@ describe('a login racing a password reset', () => {
 
   it('gets no pending login when the reset commits while the password is checked (MFA on)', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
-    const u = await user(t);
-    const { accessToken } = await session(t, u);
-    const principal = await t.gh.auth.verifyAccessToken(accessToken);
-    const { secret } = await t.gh.auth.totpSetup(principal);
-    const totp = () =>
-      new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
-        timestamp: t.clock.now().getTime(),
-      });
-    await t.gh.auth.totpConfirm(principal, { code: totp() });
+    const u = await totpUser(t);
+    const totp = () => totpCode(u.secret, t);
     t.clock.advance(30_000);
 
     before(t.stores.pendingLogins, 'create', () => resetPassword(t, u.email));

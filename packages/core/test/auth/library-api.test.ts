@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { email, STRONG, session, setup, user } from './setup.js';
+import { email, STRONG, session, setup, totpCode, totpUser, user } from './setup.js';
 
 /** CONTRACT.md 1: `gh.auth` holds every auth flow, MFA included, as a plain async function. */
 describe('gh.auth as a library', () => {
-  const totp = (secret: string, t: ReturnType<typeof setup>) =>
-    new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
-      timestamp: t.clock.now().getTime(),
-    });
-
   it('enrols TOTP and completes an MFA login without HTTP', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const address = email('lib');
@@ -19,7 +13,7 @@ describe('gh.auth as a library', () => {
     const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
 
     const { secret } = await t.gh.auth.totpSetup(principal);
-    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totp(secret, t) });
+    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) });
     expect(recoveryCodes).toHaveLength(10);
 
     t.clock.advance(30_000);
@@ -28,7 +22,7 @@ describe('gh.auth as a library', () => {
     await expect(t.gh.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
       code: 'invalid_code',
     });
-    const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totp(secret, t) });
+    const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
     const { sid } = await t.gh.auth.verifyAccessToken(done.accessToken);
     expect(t.log.entries.map((e) => e.obj).find((e) => e.event === 'mfa_verified')).toMatchObject({
@@ -50,13 +44,7 @@ describe('gh.auth as a library', () => {
 
   it('refuses methodType recovery with 400, nothing counted, once every recovery code is used', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
-    const address = email('spent');
-    await t.gh.auth.signup({ name: 'Spent', email: address, password: STRONG });
-    const first = await t.gh.auth.login({ email: address, password: STRONG });
-    if (!('accessToken' in first)) throw new Error('expected a session');
-    const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
-    const { secret } = await t.gh.auth.totpSetup(principal);
-    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totp(secret, t) });
+    const { email: address, secret, recoveryCodes } = await totpUser(t);
     const pendingLogin = async () => {
       const p = await t.gh.auth.login({ email: address, password: STRONG });
       if (!('mfaRequired' in p)) throw new Error('expected a pending login');
@@ -84,7 +72,7 @@ describe('gh.auth as a library', () => {
       ).rejects.toMatchObject(unoffered);
     t.clock.advance(30_000);
     await expect(
-      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: totp(secret, t) }),
+      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: totpCode(secret, t) }),
     ).resolves.toMatchObject({
       tokenType: 'Bearer',
     });
@@ -98,7 +86,7 @@ describe('gh.auth as a library', () => {
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
     expect(pending.methods).toEqual([]);
     const { secret } = await t.gh.auth.enrolTotpSetup({ mfaToken: pending.mfaToken });
-    const done = await t.gh.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totp(secret, t) });
+    const done = await t.gh.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', recoveryCodes: expect.any(Array) });
     const principal = await t.gh.auth.verifyAccessToken(done.accessToken);
     expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: true });

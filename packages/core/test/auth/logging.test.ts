@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { email, STRONG_2, session, setup, user } from './setup.js';
+import { email, STRONG_2, session, setup, totpCode, user } from './setup.js';
 
 const FIELDS = ['event', 'outcome', 'reason', 'userId', 'sid', 'ip', 'route', 'requestId'];
 
@@ -84,10 +83,7 @@ describe('security logging', () => {
       });
       return { status: res!.status, body: res!.body ? JSON.parse(String(res!.body)) : undefined };
     };
-    const totp = (secret: string) =>
-      new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
-        timestamp: t.clock.now().getTime(),
-      });
+    const totp = (secret: string) => totpCode(secret, t);
     const bearer = (await session(t, u)).accessToken;
     const { secret } = (await call('POST', '/auth/mfa/totp/setup', undefined, bearer)).body;
     expect((await call('POST', '/auth/mfa/totp/confirm', { code: totp(secret) }, bearer)).status).toBe(200);

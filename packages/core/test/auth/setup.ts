@@ -1,6 +1,7 @@
 import { createGatehouse, type GatehouseOptions, type Logger, type Mail, type Stores } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
+import * as OTPAuth from 'otpauth';
 import { createAuthArea } from '../../src/auth/index.js';
 import type { GatehouseContext, MfaGate } from '../../src/context.js';
 import { createKeyring } from '../../src/tokens/keyring.js';
@@ -106,4 +107,19 @@ export function authContext(opts: { mfa?: MfaGate; options?: Partial<GatehouseOp
   } as unknown as GatehouseContext;
   const area = createAuthArea(ctx);
   return { ctx, area, clock, log, mailer };
+}
+
+/** The TOTP code of `secret` (base32) at the test clock's time. */
+export const totpCode = (secret: string, t: Pick<Setup, 'clock'>) =>
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
+    timestamp: t.clock.now().getTime(),
+  });
+
+/** Signs a user up (password STRONG), logs in and confirms TOTP; `t` needs `mfa.encryptionKey`. */
+export async function totpUser(t: Setup) {
+  const u = await user(t);
+  const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
+  const { secret } = await t.gh.auth.totpSetup(principal);
+  const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) });
+  return { ...u, principal, secret, recoveryCodes: recoveryCodes ?? [] };
 }
