@@ -91,11 +91,11 @@ export interface MfaGate {
   /** Enabled (confirmed) methods of the user; empty = MFA off. */
   methods(userId: string): Promise<MfaMethod[]>;
   /** Starts a pending login for a user whose password was just verified (as read then);
-   *  401 `invalid_credentials` when that password changed meanwhile (see `issue`). */
+   *  `null` when that password changed meanwhile (see `issue`). */
   begin(
     user: User,
     opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
-  ): Promise<MfaRequiredAnswer>;
+  ): Promise<MfaRequiredAnswer | null>;
   /** Kills every pending login of the user (password reset or change). Pass the stores of
    *  the caller's transaction so the kill commits with the change (and uses its connection:
    *  a one-connection pool would otherwise wait on itself); default the context's stores. */

@@ -1,4 +1,4 @@
-import type { Gatehouse, NeutralRequest, Principal } from '@gatehouse/core';
+import type { Gatehouse, NeutralRequest, NeutralResponse, Principal } from '@gatehouse/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type Handles = Pick<Gatehouse, 'handle'>;
@@ -19,6 +19,12 @@ const toNeutral = (
   ip: request.socket.remoteAddress,
 });
 
+const send = (reply: FastifyReply, out: NeutralResponse) =>
+  reply
+    .code(out.status)
+    .headers(out.headers)
+    .send(out.body ?? undefined);
+
 /** Routes are registered under the prefixes only, so a path the core does not own goes to
  *  Fastify's not-found handling. */
 const notFound = (reply: FastifyReply) => reply.callNotFound();
@@ -36,11 +42,7 @@ function answer(
   gh.handle(req).then(
     (out) => {
       if (out === null) outside(reply);
-      else
-        reply
-          .code(out.status)
-          .headers(out.headers)
-          .send(out.body ?? undefined);
+      else send(reply, out);
     },
     (err: unknown) => reply.send(err),
   );
@@ -120,10 +122,6 @@ export function requireAuth(gh: Pick<Gatehouse, 'authorize'>) {
       path: request.url,
     });
     if (r.principal) request.principal = r.principal;
-    else
-      await reply
-        .code(r.response.status)
-        .headers(r.response.headers)
-        .send(r.response.body ?? undefined);
+    else await send(reply, r.response);
   };
 }

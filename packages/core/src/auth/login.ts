@@ -58,24 +58,11 @@ export async function login(
 
   const refresh = input.refreshToken === true;
   const methods = await ctx.mfa.methods(user.id);
-  if (methods.length > 0 || ctx.mfa.required) {
-    // Logged once the pending login stands: begin refuses when the password moved meanwhile.
-    const pending = await ctx.mfa.begin(user, { refresh, methods, meta });
-    logAuthEvent(
-      ctx.logger,
-      'info',
-      { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
-      meta,
-    );
-    return pending;
-  }
-  const issued = await sessions.issuer.issue(user, {
-    refresh,
-    amr: ['pwd'],
-    ip,
-    userAgent: meta.userAgent,
-  });
-  if (!issued) {
+  const mfa = methods.length > 0 || ctx.mfa.required;
+  const started = mfa
+    ? await ctx.mfa.begin(user, { refresh, methods, meta })
+    : await sessions.issuer.issue(user, { refresh, amr: ['pwd'], ip, userAgent: meta.userAgent });
+  if (!started) {
     // The password was reset or changed (or the user disabled) while it was being checked.
     logAuthEvent(
       ctx.logger,
@@ -91,7 +78,16 @@ export async function login(
     );
     throw new GatehouseError('invalid_credentials');
   }
-  const { sid, answer } = issued;
+  if ('mfaRequired' in started) {
+    logAuthEvent(
+      ctx.logger,
+      'info',
+      { event: 'login', outcome: 'success', reason: 'mfa_required', userId: user.id, factor: 'password' },
+      meta,
+    );
+    return started;
+  }
+  const { sid, answer } = started;
   logAuthEvent(
     ctx.logger,
     'info',

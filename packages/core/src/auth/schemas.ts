@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { LONE_SURROGATE } from '../util/text.js';
 import { canonicalEmail, EMAIL_PATTERN } from './email.js';
 import { PASSWORD_MAX } from './passwords.js';
 
@@ -19,7 +18,7 @@ export const passwordField = z
   .max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters`)
   // A lone surrogate (a JSON escape such as \ud800) has no UTF-8 form: the hasher would take
   // it as U+FFFD, and two different passwords would be one.
-  .refine((p) => !LONE_SURROGATE.test(p), 'Not valid Unicode text');
+  .refine((p) => p.isWellFormed(), 'Not valid Unicode text');
 
 const nameField = z.string().trim().min(1).max(200);
 export const tokenField = z.string().min(1).max(4096);

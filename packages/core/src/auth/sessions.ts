@@ -39,7 +39,6 @@ export function createSessionService(d: AuthDeps) {
 
   const issuer: SessionIssuer = {
     async issue(user, opts) {
-      if (user.disabled) return null;
       const userId = user.id;
       const now = ctx.clock.now();
       const refreshToken = opts.refresh ? randomToken() : undefined;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { GatehouseError } from '../errors.js';
 import type { HeaderValue } from './types.js';
 
@@ -130,4 +131,17 @@ async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Pro
     throw unreadable();
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** JSON text of a body and its value; 400 `invalid_json` unless the bytes are UTF-8 (RFC 8259
+ *  8.1: other bytes would be read as U+FFFD, and two different passwords could hash the same)
+ *  holding valid JSON. A BOM is kept, so it fails the parse. */
+export function parseUtf8Json(raw: Uint8Array): { text: string; value: unknown } {
+  if (!isUtf8(raw)) throw new GatehouseError('invalid_json');
+  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  try {
+    return { text, value: JSON.parse(text) };
+  } catch {
+    throw new GatehouseError('invalid_json');
+  }
 }

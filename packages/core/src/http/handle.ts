@@ -1,10 +1,9 @@
-import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { bearerToken } from './bearer.js';
-import { readBody } from './body.js';
+import { parseUtf8Json, readBody } from './body.js';
 import { errorToResponse, replyToResponse } from './respond.js';
 import type { Router } from './router.js';
 import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, RouteDef } from './types.js';
@@ -50,14 +49,7 @@ function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unkno
   // Bodies are read as sent: a compressed one is a media type we do not take (RFC 9110 15.5.16).
   const coding = header(headers, 'content-encoding');
   if (coding !== undefined && !identity.test(coding)) throw new GatehouseError('unsupported_media_type');
-  // JSON is UTF-8 (RFC 8259 8.1): other bytes would be read as U+FFFD, and two different
-  // passwords could hash the same.
-  if (!isUtf8(raw)) throw new GatehouseError('invalid_json');
-  try {
-    return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
-  } catch {
-    throw new GatehouseError('invalid_json');
-  }
+  return parseUtf8Json(raw).value;
 }
 
 /** An empty body is `undefined` (bodiless routes accept it); where the route needs a body and

@@ -1,6 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { canonicalEmail } from '../auth/email.js';
-import { wellFormed } from '../util/text.js';
 
 /** Longest address kept (RFC 5321 path limit). */
 const MAX_ADDRESS = 254;
@@ -17,7 +16,7 @@ const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
 
 /** Removes CR, LF and other control characters: what remains cannot start a new mail header. */
 export function headerSafe(value: string, max = 998): string {
-  return wellFormed(value.replace(CONTROL, ' ').trim().slice(0, max));
+  return value.replace(CONTROL, ' ').trim().slice(0, max).toWellFormed();
 }
 
 /** The address without `+tag` sub-addressing: `ann+news@x` -> `ann@x`. */

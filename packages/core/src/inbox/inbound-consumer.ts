@@ -127,7 +127,6 @@ async function storeInbound(
             subjectKey,
             createdAt: now,
             lastMessageAt: now,
-            activity: 0,
             messageCount: 0,
           });
         }

@@ -91,7 +91,6 @@ export async function storeOutbound(
         subjectKey,
         createdAt: now,
         lastMessageAt: now,
-        activity: 0,
         messageCount: 0,
       });
     }

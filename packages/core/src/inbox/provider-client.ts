@@ -6,7 +6,7 @@ import type {
   ProviderAttachment,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
-import { LONE_SURROGATE, parseWellFormedJson } from '../util/text.js';
+import { parseWellFormedJson } from '../util/text.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
 
@@ -55,7 +55,7 @@ export function isProviderId(id: unknown): id is string {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
     !/[\u0000-\u001f]/.test(id) &&
     // No UTF-8 form, so no URL form either (encodeURIComponent throws).
-    !LONE_SURROGATE.test(id) &&
+    id.isWellFormed() &&
     id !== '.' &&
     id !== '..'
   );

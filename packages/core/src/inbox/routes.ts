@@ -1,7 +1,6 @@
 import { metaOf } from '../auth/log.js';
 import { GatehouseError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
-import { wellFormed } from '../util/text.js';
 import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
 import {
@@ -18,9 +17,10 @@ import {
 
 /** RFC 6266 `Content-Disposition: attachment` with an ASCII fallback and an RFC 8187 UTF-8 name. */
 export function contentDisposition(filename: string): string {
-  // Well-formed after the cut, which may split a pair: encodeURIComponent throws on half of one.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are replaced
-  const clean = wellFormed(filename.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255)) || 'attachment';
+  const cut = filename.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255);
+  // Well-formed after the cut, which may split a pair: encodeURIComponent throws on half of one.
+  const clean = cut.toWellFormed() || 'attachment';
   const ascii = clean.replace(/[^\x20-\x7e]|["%;]/g, '_');
   const encoded = encodeURIComponent(clean).replace(
     /['()*]/g,

@@ -23,7 +23,7 @@ export async function beginMfa(
   env: MfaEnv,
   user: User,
   opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
-): Promise<MfaRequiredAnswer> {
+): Promise<MfaRequiredAnswer | null> {
   const userId = user.id;
   const methods = loginMethods(env, user, opts.methods);
   const mailCode = methods.length === 1 && methods[0] === 'email';
@@ -33,16 +33,10 @@ export async function beginMfa(
     codeSentAtLogin: mailCode,
   });
   // A reset or change that voided pending logins while the password was being checked
-  // missed this one: void it now (before any code is mailed).
+  // missed this one: void it now (before any code is mailed); the login refuses.
   if (!(await credentialsHold(env.ctx.stores, user))) {
     await env.ctx.stores.pendingLogins.consume(pending.jti, env.ctx.clock.now());
-    logAuthEvent(
-      env.ctx.logger,
-      'info',
-      { event: 'login', outcome: 'failure', reason: 'credentials_changed', userId, factor: 'password' },
-      opts.meta,
-    );
-    throw new GatehouseError('invalid_credentials');
+    return null;
   }
   if (methods.length === 0) {
     // Only with `mfa.required`: this pending login can enrol a first method, nothing else.

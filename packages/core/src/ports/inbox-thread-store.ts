@@ -26,8 +26,8 @@ export interface ThreadCursor {
 }
 
 export interface InboxThreadStore {
-  /** Inserts a new thread (`id` is fresh; `messageCount` 0). */
-  create(thread: InboxThread): Promise<void>;
+  /** Inserts a new thread (`id` is fresh; `messageCount` 0; `activity` starts at 0). */
+  create(thread: Omit<InboxThread, 'activity'>): Promise<void>;
   findById(id: string): Promise<InboxThread | null>;
   /** The account's threads newest first, ordered by (`lastMessageAt` desc, `activity` desc,
    *  `id` desc: two touches racing in one millisecond may share an `activity`); with

@@ -1,8 +1,8 @@
-import { isUtf8 } from 'node:buffer';
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { GatehouseContext } from '../context.js';
 import { ConfigError, GatehouseError } from '../errors.js';
+import { parseUtf8Json } from '../http/body.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
 import { eventNameOf, routeWebhook } from './routing.js';
@@ -32,16 +32,8 @@ function resolveOptions(o: WebhookOptions = {}) {
 
 /** Parses a verified body: a JSON object, or 400. Returns the text too (the outbox payload). */
 function parseObject(raw: Uint8Array): { text: string; body: object } {
-  let text: string;
-  let body: unknown;
   // Strict UTF-8, BOM kept: the outbox payload is exactly the bytes that were signed.
-  if (!isUtf8(raw)) throw new GatehouseError('invalid_json');
-  try {
-    text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
-    body = JSON.parse(text);
-  } catch {
-    throw new GatehouseError('invalid_json');
-  }
+  const { text, value: body } = parseUtf8Json(raw);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GatehouseError('validation_failed', {
       errors: [{ path: '/', message: 'Expected a JSON object' }],

@@ -7,7 +7,7 @@ import type { MountedServer } from './harness.js';
 export const HOST_ROUTE = { path: '/host/ping', body: 'pong from host' } as const;
 
 /** A host route every `Mount` guards with its adapter's `requireAuth` (the core's
- *  `gh.auth.verifyAuthorization` where there is no adapter), answering `{ userId }`. */
+ *  `gh.authorize` where there is no adapter), answering `{ userId }`. */
 export const HOST_AUTH_ROUTE = { path: '/host/me' } as const;
 
 /** Starts a Node HTTP server for `listener` on 127.0.0.1, on a free port. */
