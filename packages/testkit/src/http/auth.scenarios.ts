@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
+import { expectJson, freshEmail, type SignedUp, signUp } from './session.js';
 
 const PASSWORD = 'Marble-Kestrel-Lantern-5083';
 const NEW_PASSWORD = 'Quiet-Harbour-Thistle-2716';
@@ -13,30 +14,12 @@ interface SessionBody {
   expiresIn: number;
   refreshToken?: string;
 }
-interface Account {
-  id: string;
-  email: string;
-  password: string;
-}
-
-const json = async <T>(res: Response, status: number): Promise<T> => {
-  const text = await res.text();
-  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
-  return (text ? JSON.parse(text) : undefined) as T;
-};
-
-const newEmail = (tag = 'auth') => `${tag}-${randomUUID()}@example.test`;
-
-async function signup(ctx: HttpContext, email = newEmail(), password = PASSWORD): Promise<Account> {
-  const body = await json<{ user: { id: string } }>(
-    await ctx.request('/auth/signup', { json: { name: 'Grace Hopper', email, password } }),
-    201,
-  );
-  return { id: body.user.id, email, password };
-}
+const newEmail = (tag = 'auth') => freshEmail(tag);
+const signup = (ctx: HttpContext, email = newEmail(), password = PASSWORD) =>
+  signUp(ctx, { email, password, name: 'Grace Hopper' });
 
 async function login(ctx: HttpContext, a: { email: string; password: string }, refreshToken = true) {
-  return json<SessionBody>(
+  return expectJson<SessionBody>(
     await ctx.request('/auth/login', { json: { email: a.email, password: a.password, refreshToken } }),
     200,
   );
@@ -72,7 +55,7 @@ export function authScenarios(env: HttpEnv): void {
         const res = await ctx.request('/auth/signup', {
           json: { name: 'Ada Lovelace', email: `  ${email.toUpperCase()} `, password: PASSWORD },
         });
-        const body = await json<{ user: Record<string, unknown> }>(res, 201);
+        const body = await expectJson<{ user: Record<string, unknown> }>(res, 201);
         expect(body.user).toEqual({
           id: expect.any(String),
           email: email.toLowerCase(),
@@ -85,7 +68,7 @@ export function authScenarios(env: HttpEnv): void {
         const tag = randomUUID().slice(0, 8);
         const decomposed = `Jose\u0301-${tag}@Bu\u0308cher.example`;
         const composed = `jos\u00e9-${tag}@b\u00fccher.example`;
-        const body = await json<{ user: { email: string } }>(
+        const body = await expectJson<{ user: { email: string } }>(
           await ctx.request('/auth/signup', {
             json: { name: 'José', email: decomposed, password: PASSWORD },
           }),
@@ -208,7 +191,7 @@ export function authScenarios(env: HttpEnv): void {
       it('returns the user on GET /auth/me and the roles on GET /auth/roles', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        const body = await json<{ user: Record<string, unknown> }>(await me(ctx, s.accessToken), 200);
+        const body = await expectJson<{ user: Record<string, unknown> }>(await me(ctx, s.accessToken), 200);
         expect(body.user).toEqual({
           id: a.id,
           email: a.email,
@@ -217,7 +200,7 @@ export function authScenarios(env: HttpEnv): void {
           emailVerified: false,
           mfa: { enabled: false, methods: [] },
         });
-        expect(await json(await ctx.request('/auth/roles', { bearer: s.accessToken }), 200)).toEqual({
+        expect(await expectJson(await ctx.request('/auth/roles', { bearer: s.accessToken }), 200)).toEqual({
           roles: ['user'],
         });
       });
@@ -245,7 +228,7 @@ export function authScenarios(env: HttpEnv): void {
       it('refuses an access token once it has expired (15 minutes)', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        await json(await me(ctx, s.accessToken), 200);
+        await expectJson(await me(ctx, s.accessToken), 200);
         ctx.clock.advance(15 * MIN + 31_000);
         await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
       });
@@ -255,19 +238,19 @@ export function authScenarios(env: HttpEnv): void {
       it('rotates: every refresh answers a new pair and the new refresh token works', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        const r1 = await json<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
+        const r1 = await expectJson<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
         expect(r1).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
         expect(r1.refreshToken).toBeDefined();
         expect(r1.refreshToken).not.toBe(s.refreshToken);
         expect(r1.accessToken).not.toBe(s.accessToken);
-        const r2 = await json<SessionBody>(await refresh(ctx, r1.refreshToken!), 200);
-        await json(await me(ctx, r2.accessToken), 200);
+        const r2 = await expectJson<SessionBody>(await refresh(ctx, r1.refreshToken!), 200);
+        await expectJson(await me(ctx, r2.accessToken), 200);
       });
 
       it('detects reuse: an already-rotated token answers 401 and ends the whole family', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        const r1 = await json<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
+        const r1 = await expectJson<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
         await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
         await expectProblem(await refresh(ctx, r1.refreshToken!), 401, 'invalid_token');
         await expectProblem(await me(ctx, r1.accessToken), 401, 'invalid_token');
@@ -301,14 +284,14 @@ export function authScenarios(env: HttpEnv): void {
         const a = await signup(ctx);
         const s = await login(ctx, a);
         const other = await login(ctx, a);
-        await json(await me(ctx, s.accessToken), 200);
+        await expectJson(await me(ctx, s.accessToken), 200);
         const res = await ctx.request('/auth/logout', { json: { refreshToken: s.refreshToken } });
         expect(res.status).toBe(204);
         expect(await res.text()).toBe('');
         await expectProblem(await me(ctx, s.accessToken), 401, 'invalid_token');
         await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
         // Another session of the same user lives on.
-        await json(await me(ctx, other.accessToken), 200);
+        await expectJson(await me(ctx, other.accessToken), 200);
         // Logging out again is harmless.
         expect((await ctx.request('/auth/logout', { json: { refreshToken: s.refreshToken } })).status).toBe(
           204,
@@ -335,7 +318,7 @@ export function authScenarios(env: HttpEnv): void {
       it('resets the password with the code from the mail, ends every session and mails the owner', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const code = await resetCode(ctx, a.email);
         const res = await ctx.request('/auth/forgot-reset', { json: { code, password: NEW_PASSWORD } });
         expect(res.status).toBe(204);
@@ -360,9 +343,9 @@ export function authScenarios(env: HttpEnv): void {
 
       it('a newer code voids the older one', async () => {
         const a = await signup(ctx);
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const first = await resetCode(ctx, a.email);
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const second = await resetCode(ctx, a.email, 1);
         expect(second).not.toBe(first);
         await expectProblem(
@@ -383,7 +366,7 @@ export function authScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const code = await resetCode(ctx, a.email);
         await expectProblem(
           await ctx.request('/auth/forgot-reset', { json: { code, password: 'password123' } }),
@@ -406,8 +389,8 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('email verification', () => {
       const CONFIRM = 'Confirm your email address';
-      const verifyMails = (a: Account) => ctx.mail.to(a.email).filter((m) => m.subject === CONFIRM);
-      async function verifyCode(a: Account, seen: number): Promise<string> {
+      const verifyMails = (a: SignedUp) => ctx.mail.to(a.email).filter((m) => m.subject === CONFIRM);
+      async function verifyCode(a: SignedUp, seen: number): Promise<string> {
         await ctx.mail.waitFor(a.email, () => verifyMails(a).length > seen);
         const code = /\b(\d{6})\b/.exec(verifyMails(a)[seen]!.text)?.[1];
         expect(code).toMatch(/^\d{6}$/);
@@ -421,21 +404,26 @@ export function authScenarios(env: HttpEnv): void {
       it('mails a code; a wrong one is 401 invalid_code, the right one sets emailVerified and works once', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        const before = await json<{ user: { emailVerified: boolean } }>(await me(ctx, s.accessToken), 200);
+        const before = await expectJson<{ user: { emailVerified: boolean } }>(
+          await me(ctx, s.accessToken),
+          200,
+        );
         expect(before.user.emailVerified).toBe(false);
-        expect(await json(await send(s.accessToken), 202)).toEqual({ accepted: true });
+        expect(await expectJson(await send(s.accessToken), 202)).toEqual({ accepted: true });
         const code = await verifyCode(a, 0);
         const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
         await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
         await expectProblem(await verify(s.accessToken, 'abc'), 401, 'invalid_code');
-        const done = await json<{ user: { id: string; emailVerified: boolean } }>(
+        const done = await expectJson<{ user: { id: string; emailVerified: boolean } }>(
           await verify(s.accessToken, code),
           200,
         );
         expect(done.user).toMatchObject({ id: a.id, email: a.email, emailVerified: true });
-        expect((await json<typeof done>(await me(ctx, s.accessToken), 200)).user.emailVerified).toBe(true);
+        expect((await expectJson<typeof done>(await me(ctx, s.accessToken), 200)).user.emailVerified).toBe(
+          true,
+        );
         // Proven: a repeat answers the user again, a new send has nothing to do.
-        await json(await verify(s.accessToken, code), 200);
+        await expectJson(await verify(s.accessToken, code), 200);
         await expectProblem(await send(s.accessToken), 409, 'nothing_to_resend');
       });
 
@@ -454,20 +442,20 @@ export function authScenarios(env: HttpEnv): void {
         const b = await signup(ctx);
         const sa = await login(ctx, a);
         const sb = await login(ctx, b);
-        await json(await send(sa.accessToken), 202);
+        await expectJson(await send(sa.accessToken), 202);
         const first = await verifyCode(a, 0);
         await expectProblem(await verify(sb.accessToken, first), 401, 'invalid_code');
         ctx.clock.advance(31_000);
-        await json(await send(sa.accessToken), 202);
+        await expectJson(await send(sa.accessToken), 202);
         const second = await verifyCode(a, 1);
         if (second !== first) await expectProblem(await verify(sa.accessToken, first), 401, 'invalid_code');
-        await json(await verify(sa.accessToken, second), 200);
+        await expectJson(await verify(sa.accessToken, second), 200);
       });
 
       it('one send per 30 s and 10 per hour per user (429 with Retry-After); a code dies after 10 minutes', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        await json(await send(s.accessToken), 202);
+        await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
         const soon = await send(s.accessToken);
         await expectProblem(soon, 429, 'rate_limited');
@@ -479,7 +467,7 @@ export function authScenarios(env: HttpEnv): void {
         for (let i = 1; i < 10; i++) {
           ctx.clock.advance(31_000);
           if (i % 5 === 0) access = (await login(ctx, a)).accessToken;
-          await json(await send(access), 202);
+          await expectJson(await send(access), 202);
         }
         ctx.clock.advance(31_000);
         const capped = await send(access);
@@ -495,7 +483,7 @@ export function authScenarios(env: HttpEnv): void {
         // No code was sent yet: nothing to guess, nothing counted.
         for (let i = 0; i < 12; i++)
           await expectProblem(await verify(s.accessToken, '000000'), 401, 'invalid_code');
-        await json(await send(s.accessToken), 202);
+        await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
         const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
         for (let i = 0; i < 10; i++)
@@ -506,7 +494,7 @@ export function authScenarios(env: HttpEnv): void {
         const later = (await login(ctx, a)).accessToken;
         await expectProblem(await verify(later, code), 429, 'rate_limited');
         // MFA codes have their own budget.
-        await json(await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: later }), 200);
+        await expectJson(await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: later }), 200);
         await expectProblem(
           await ctx.request('/auth/mfa/totp/confirm', { json: { code: '000000' }, bearer: later }),
           401,
@@ -517,25 +505,25 @@ export function authScenarios(env: HttpEnv): void {
       it('email MFA enrolment proves the address only within the daily budget, and is never locked out by it', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        await json(await send(s.accessToken), 202);
+        await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
         const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
         for (let i = 0; i < 10; i++)
           await expectProblem(await verify(s.accessToken, wrong), 401, 'invalid_code');
         ctx.clock.advance(31_000);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: s.accessToken }),
           202,
         );
         const enrolMail = await ctx.mail.waitFor(a.email, (m) => m.subject === 'Your sign-in code');
         const enrolCode = /\b(\d{6})\b/.exec(enrolMail.text)![1]!;
         // The MFA limits are the contract's: the enrolment itself goes through...
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/email/confirm', { json: { code: enrolCode }, bearer: s.accessToken }),
           200,
         );
         // ...but with the day's verification guesses spent, it does not prove the address.
-        const after = await json<{ user: { emailVerified: boolean; mfa: { methods: string[] } } }>(
+        const after = await expectJson<{ user: { emailVerified: boolean; mfa: { methods: string[] } } }>(
           await me(ctx, s.accessToken),
           200,
         );
@@ -545,7 +533,7 @@ export function authScenarios(env: HttpEnv): void {
       it('parallel copies of the right code all succeed or lose the code, and none is counted as wrong', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
-        await json(await send(s.accessToken), 202);
+        await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
         const answers = await Promise.all(Array.from({ length: 8 }, () => verify(s.accessToken, code)));
         const statuses = answers.map((r) => r.status);
@@ -555,7 +543,7 @@ export function authScenarios(env: HttpEnv): void {
         // The losers gave their points back: the day's 10 wrong tries are all still there (an
         // email change uses the same budget).
         const next = newEmail('after-race');
-        await json(
+        await expectJson(
           await ctx.request('/auth/email', {
             json: { newEmail: next, password: a.password },
             bearer: s.accessToken,
@@ -590,7 +578,10 @@ export function authScenarios(env: HttpEnv): void {
           'invalid_json',
         );
         expect(ctx.mail.to(a.email)).toEqual([]);
-        await json(await ctx.request('/auth/verify-email/send', { json: {}, bearer: s.accessToken }), 202);
+        await expectJson(
+          await ctx.request('/auth/verify-email/send', { json: {}, bearer: s.accessToken }),
+          202,
+        );
       });
     });
 
@@ -610,17 +601,17 @@ export function authScenarios(env: HttpEnv): void {
         const a = await signup(ctx);
         const s = await login(ctx, a);
         // A reset code mailed to the old address dies with the change.
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const oldReset = await resetCode(ctx, a.email);
         const next = newEmail('Moved');
         const canonical = next.toLowerCase();
         expect(
-          await json(await request(s.accessToken, { newEmail: next, password: a.password }), 202),
+          await expectJson(await request(s.accessToken, { newEmail: next, password: a.password }), 202),
         ).toEqual({
           accepted: true,
         });
         const code = await changeCode(canonical);
-        const done = await json<{ user: { id: string; email: string; emailVerified: boolean } }>(
+        const done = await expectJson<{ user: { id: string; email: string; emailVerified: boolean } }>(
           await confirm(s.accessToken, next, code),
           200,
         );
@@ -640,7 +631,7 @@ export function authScenarios(env: HttpEnv): void {
         );
         // A repeat (a double submit) answers the same user and changes nothing twice; the old
         // address is free for a new account.
-        await json(await confirm(s.accessToken, next, code), 200);
+        await expectJson(await confirm(s.accessToken, next, code), 200);
         expect(
           ctx.mail.to(a.email).filter((m) => m.subject === 'Your email address was changed'),
         ).toHaveLength(1);
@@ -687,21 +678,21 @@ export function authScenarios(env: HttpEnv): void {
         const s = await login(ctx, a);
         const first = newEmail('first');
         const second = newEmail('second');
-        await json(await request(s.accessToken, { newEmail: first, password: a.password }), 202);
+        await expectJson(await request(s.accessToken, { newEmail: first, password: a.password }), 202);
         const code1 = await changeCode(first);
         await expectProblem(await confirm(s.accessToken, second, code1), 401, 'invalid_code');
         ctx.clock.advance(31_000);
-        await json(await request(s.accessToken, { newEmail: second, password: a.password }), 202);
+        await expectJson(await request(s.accessToken, { newEmail: second, password: a.password }), 202);
         const code2 = await changeCode(second);
         await expectProblem(await confirm(s.accessToken, first, code1), 401, 'invalid_code');
-        await json(await confirm(s.accessToken, second, code2), 200);
+        await expectJson(await confirm(s.accessToken, second, code2), 200);
       });
 
       it('answers 409 email_taken when the address was registered between request and confirm', async () => {
         const a = await signup(ctx);
         const s = await login(ctx, a);
         const next = newEmail('raced');
-        await json(await request(s.accessToken, { newEmail: next, password: a.password }), 202);
+        await expectJson(await request(s.accessToken, { newEmail: next, password: a.password }), 202);
         const code = await changeCode(next);
         await signup(ctx, next);
         await expectProblem(await confirm(s.accessToken, next, code), 409, 'email_taken');
@@ -719,10 +710,10 @@ export function authScenarios(env: HttpEnv): void {
           bearer: mine.accessToken,
         });
         expect(res.status).toBe(204);
-        await json(await me(ctx, mine.accessToken), 200);
+        await expectJson(await me(ctx, mine.accessToken), 200);
         await expectProblem(await me(ctx, other.accessToken), 401, 'invalid_token');
         await expectProblem(await refresh(ctx, other.refreshToken!), 401, 'invalid_token');
-        await json(await refresh(ctx, mine.refreshToken!), 200);
+        await expectJson(await refresh(ctx, mine.refreshToken!), 200);
         await login(ctx, { email: a.email, password: NEW_PASSWORD });
         await ctx.mail.waitFor(a.email, (m) => /password was changed/i.test(m.subject));
       });
@@ -765,7 +756,7 @@ export function authScenarios(env: HttpEnv): void {
         const a = await signup(ctx);
         const s1 = await login(ctx, a);
         const s2 = await login(ctx, a);
-        const body = await json<{ sessions: Array<{ id: string; current: boolean }> }>(
+        const body = await expectJson<{ sessions: Array<{ id: string; current: boolean }> }>(
           await ctx.request('/auth/sessions', { bearer: s2.accessToken }),
           200,
         );
@@ -777,7 +768,7 @@ export function authScenarios(env: HttpEnv): void {
           lastUsedAt: expect.any(String),
           expiresAt: expect.any(String),
         });
-        await json(await me(ctx, s1.accessToken), 200);
+        await expectJson(await me(ctx, s1.accessToken), 200);
       });
 
       it('DELETE /auth/sessions/{id} ends an own session at once; another user gets 404', async () => {
@@ -786,7 +777,7 @@ export function authScenarios(env: HttpEnv): void {
         const sa = await login(ctx, a);
         const sa2 = await login(ctx, a);
         const sb = await login(ctx, b);
-        const list = await json<{ sessions: Array<{ id: string; current: boolean }> }>(
+        const list = await expectJson<{ sessions: Array<{ id: string; current: boolean }> }>(
           await ctx.request('/auth/sessions', { bearer: sa.accessToken }),
           200,
         );
@@ -796,7 +787,7 @@ export function authScenarios(env: HttpEnv): void {
           404,
           'not_found',
         );
-        await json(await me(ctx, sa2.accessToken), 200);
+        await expectJson(await me(ctx, sa2.accessToken), 200);
         const res = await ctx.request(`/auth/sessions/${target}`, {
           method: 'DELETE',
           bearer: sa.accessToken,
@@ -816,7 +807,7 @@ export function authScenarios(env: HttpEnv): void {
         const mine = await login(ctx, a);
         const other = await login(ctx, a);
         ctx.clock.advance(11 * MIN);
-        const r1 = await json<SessionBody>(await refresh(ctx, mine.refreshToken!), 200);
+        const r1 = await expectJson<SessionBody>(await refresh(ctx, mine.refreshToken!), 200);
         await expectProblem(
           await ctx.request('/auth/sessions', { method: 'DELETE', bearer: r1.accessToken }),
           403,
@@ -838,11 +829,11 @@ export function authScenarios(env: HttpEnv): void {
         });
         expect(ok.status).toBe(204);
         await expectProblem(await refresh(ctx, other.refreshToken!), 401, 'invalid_token');
-        await json(await me(ctx, r1.accessToken), 200);
+        await expectJson(await me(ctx, r1.accessToken), 200);
       });
 
       it('GET /auth/.well-known/jwks.json serves public keys only', async () => {
-        const body = await json<{ keys: Array<Record<string, unknown>> }>(
+        const body = await expectJson<{ keys: Array<Record<string, unknown>> }>(
           await ctx.request('/auth/.well-known/jwks.json'),
           200,
         );
@@ -985,7 +976,7 @@ export function authScenarios(env: HttpEnv): void {
       try {
         const a = await signup(ctx);
         for (let i = 0; i < 4; i++)
-          await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+          await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         await ctx.mail.waitFor(a.email, () => ctx.mail.to(a.email).length >= 3);
         // A fourth mail would have been queued right behind the third.
         await new Promise((r) => setTimeout(r, 300));
@@ -1038,8 +1029,8 @@ export function authScenarios(env: HttpEnv): void {
         const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(ctx, s.refreshToken!)));
         expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
         const pairs = (await Promise.all(answers.map((r) => r.json()))) as SessionBody[];
-        for (const p of pairs) await json(await me(ctx, p.accessToken), 200);
-        await json(await refresh(ctx, pairs[0]!.refreshToken!), 200);
+        for (const p of pairs) await expectJson(await me(ctx, p.accessToken), 200);
+        await expectJson(await refresh(ctx, pairs[0]!.refreshToken!), 200);
         // Outside the window a repeat is reuse again.
         ctx.clock.advance(11_000);
         await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');

@@ -6,6 +6,7 @@ import { junkRequest } from './arbitraries.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
 import { HOST_AUTH_ROUTE, HOST_ROUTE } from './serve.js';
+import { freshEmail, signUpAndLogIn } from './session.js';
 
 const KiB = 1024;
 /** Generated requests per route; raise it (GATEHOUSE_PROPERTY_RUNS=500) for a deeper search. */
@@ -16,10 +17,7 @@ const JSON_ROUTE = '/auth/login';
 
 /** Signs up and logs in over HTTP. */
 async function accessToken(ctx: HttpContext): Promise<string> {
-  const account = { email: `fuzz-${randomUUID()}@example.test`, password: 'Tangerine-Orbit-Velvet-4821' };
-  await ctx.request('/auth/signup', { json: { name: 'Fuzz', ...account } });
-  const res = await ctx.request('/auth/login', { json: account });
-  return ((await res.json()) as { accessToken: string }).accessToken;
+  return (await signUpAndLogIn(ctx, { email: freshEmail('fuzz'), name: 'Fuzz' })).accessToken;
 }
 
 function chunked(total: number, chunk = 16 * KiB): ReadableStream<Uint8Array> {
@@ -65,14 +63,11 @@ export function coreScenarios(env: HttpEnv): void {
     });
 
     it("guards the host's own routes with the adapter's requireAuth: the same 401 problem, ended sessions refused", async () => {
-      const account = { email: `host-${randomUUID()}@example.test`, password: 'Tangerine-Orbit-Velvet-4821' };
-      await ctx.request('/auth/signup', { json: { name: 'Host', ...account } });
-      const login = (await (
-        await ctx.request('/auth/login', { json: { ...account, refreshToken: true } })
-      ).json()) as {
-        accessToken: string;
-        refreshToken: string;
-      };
+      const login = await signUpAndLogIn(ctx, {
+        email: freshEmail('host'),
+        name: 'Host',
+        refreshToken: true,
+      });
       for (const headers of [
         {},
         { authorization: 'Basic abc' },

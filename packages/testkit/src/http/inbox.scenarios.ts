@@ -3,15 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMailProvider } from '../fake-provider.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import { type HttpContext, type HttpEnv, TEST_WEBHOOK_SECRET } from './harness.js';
+import { expectJson, freshEmail, signUpAndLogIn } from './session.js';
 import { standardWebhookHeaders } from './webhook-signing.js';
-
-const PASSWORD = 'Copper-Meadow-Falcon-9124';
-
-const json = async <T>(res: Response, status: number): Promise<T> => {
-  const text = await res.text();
-  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
-  return (text ? JSON.parse(text) : undefined) as T;
-};
 
 interface Person {
   id: string;
@@ -21,16 +14,11 @@ interface Person {
 
 /** Signs up and logs in a fresh user over HTTP. */
 async function person(ctx: HttpContext, tag: string): Promise<Person> {
-  const email = `${tag}-${randomUUID()}@example.test`;
-  const { user } = await json<{ user: { id: string } }>(
-    await ctx.request('/auth/signup', { json: { name: 'Inbox Person', email, password: PASSWORD } }),
-    201,
-  );
-  const session = await json<{ accessToken: string }>(
-    await ctx.request('/auth/login', { json: { email, password: PASSWORD } }),
-    200,
-  );
-  return { id: user.id, email, token: session.accessToken };
+  const { id, email, accessToken } = await signUpAndLogIn(ctx, {
+    email: freshEmail(tag),
+    name: 'Inbox Person',
+  });
+  return { id, email, token: accessToken };
 }
 
 interface AccountBody {
@@ -41,7 +29,7 @@ interface AccountBody {
 }
 
 async function createAccount(ctx: HttpContext, p: Person, address = `support-${randomUUID()}@acme.test`) {
-  return json<AccountBody>(
+  return expectJson<AccountBody>(
     await ctx.request('/inbox/accounts', { bearer: p.token, json: { address, name: 'Support' } }),
     201,
   );
@@ -60,7 +48,7 @@ async function webhook(ctx: HttpContext, body: unknown, path = '/inbox/webhook')
     headers: { 'content-type': 'application/json', ...headers },
     body: raw,
   });
-  const ack = await json<{ accepted: boolean; outboxEventId: string }>(res, 202);
+  const ack = await expectJson<{ accepted: boolean; outboxEventId: string }>(res, 202);
   await ctx.gh.outbox.drain();
   return ack;
 }
@@ -150,7 +138,7 @@ export function inboxScenarios(env: HttpEnv): void {
         role: 'owner',
       });
 
-      const added = await json<{ member: { userId: string; role: string } }>(
+      const added = await expectJson<{ member: { userId: string; role: string } }>(
         await ctx.request(`/inbox/accounts/${account.id}/members`, {
           bearer: owner.token,
           json: { email: member.email, role: 'member' },
@@ -159,14 +147,14 @@ export function inboxScenarios(env: HttpEnv): void {
       );
       expect(added.member).toMatchObject({ userId: member.id, role: 'member' });
 
-      const mine = await json<{ accounts: AccountBody[] }>(
+      const mine = await expectJson<{ accounts: AccountBody[] }>(
         await ctx.request('/inbox/accounts', { bearer: member.token }),
         200,
       );
       expect(mine.accounts).toEqual([expect.objectContaining({ id: account.id, role: 'member' })]);
       expect(
         (
-          await json<{ accounts: AccountBody[] }>(
+          await expectJson<{ accounts: AccountBody[] }>(
             await ctx.request('/inbox/accounts', { bearer: stranger.token }),
             200,
           )
@@ -247,7 +235,7 @@ export function inboxScenarios(env: HttpEnv): void {
       expect(notice.subject).toBe('New message in Support: Broken widget');
 
       // 2. The thread is visible to the owner, with its message and attachment metadata.
-      const list = await json<ThreadListBody>(
+      const list = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
         200,
       );
@@ -264,7 +252,7 @@ export function inboxScenarios(env: HttpEnv): void {
         nextCursor: null,
       });
       const threadId = list.threads[0]!.id;
-      const detail = await json<ThreadDetailBody>(
+      const detail = await expectJson<ThreadDetailBody>(
         await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
         200,
       );
@@ -309,7 +297,7 @@ export function inboxScenarios(env: HttpEnv): void {
 
       // 4. Reply: through the provider, with Gatehouse's Message-ID and the thread headers.
       ctx.clock.advance(1000);
-      const { message: reply } = await json<{ message: MessageBody }>(
+      const { message: reply } = await expectJson<{ message: MessageBody }>(
         await ctx.request(`/inbox/threads/${threadId}/reply`, {
           bearer: owner.token,
           json: { text: 'Sorry! A new one is on its way.' },
@@ -380,7 +368,7 @@ export function inboxScenarios(env: HttpEnv): void {
         '/inbox/webhook/events',
       );
 
-      const after = await json<ThreadDetailBody>(
+      const after = await expectJson<ThreadDetailBody>(
         await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
         200,
       );
@@ -390,7 +378,7 @@ export function inboxScenarios(env: HttpEnv): void {
         ['inbound', 'received', 'Thanks!'],
       ]);
       expect(after.messages[1]!.openedAt).toBe('2026-01-01T00:00:00.000Z');
-      const threads = await json<ThreadListBody>(
+      const threads = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
         200,
       );
@@ -404,7 +392,7 @@ export function inboxScenarios(env: HttpEnv): void {
       provider.emails.set(emailId, { text: 'once' });
       await webhook(ctx, receivedEvent(emailId, account.address, { subject: 'Once only' }));
       await webhook(ctx, receivedEvent(emailId, account.address, { subject: 'Once only' }));
-      const list = await json<ThreadListBody>(
+      const list = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
         200,
       );
@@ -448,7 +436,7 @@ export function inboxScenarios(env: HttpEnv): void {
           ],
         },
       });
-      const list = await json<ThreadListBody>(
+      const list = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
         200,
       );
@@ -456,7 +444,7 @@ export function inboxScenarios(env: HttpEnv): void {
       const bodies: string[] = [];
       for (const t of list.threads) {
         expect(t.subject).not.toMatch(/\p{Cs}/u);
-        const detail = await json<ThreadDetailBody>(
+        const detail = await expectJson<ThreadDetailBody>(
           await ctx.request(`/inbox/threads/${t.id}`, { bearer: owner.token }),
           200,
         );
@@ -504,7 +492,7 @@ export function inboxScenarios(env: HttpEnv): void {
       const last = id('a3');
       await mail('Re: Instant topic A', 'a3', last);
 
-      const list = await json<ThreadListBody>(
+      const list = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: owner.token }),
         200,
       );
@@ -516,7 +504,7 @@ export function inboxScenarios(env: HttpEnv): void {
       const threadId = list.threads[0]!.id;
       const reply = async (text: string) =>
         (
-          await json<{ message: MessageBody }>(
+          await expectJson<{ message: MessageBody }>(
             await ctx.request(`/inbox/threads/${threadId}/reply`, { bearer: owner.token, json: { text } }),
             201,
           )
@@ -532,7 +520,7 @@ export function inboxScenarios(env: HttpEnv): void {
         to: ['ann@customer.test'],
         headers: { 'In-Reply-To': `<${r1.messageId}>` },
       });
-      const detail = await json<ThreadDetailBody>(
+      const detail = await expectJson<ThreadDetailBody>(
         await ctx.request(`/inbox/threads/${threadId}`, { bearer: owner.token }),
         200,
       );
@@ -552,7 +540,7 @@ export function inboxScenarios(env: HttpEnv): void {
       let cursor: string | null = null;
       do {
         const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-        const page: ThreadListBody = await json<ThreadListBody>(
+        const page: ThreadListBody = await expectJson<ThreadListBody>(
           await ctx.request(`/inbox/accounts/${account.id}/threads?limit=2${q}`, { bearer: owner.token }),
           200,
         );

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClock } from '../test-clock.js';
 import { expectProblem } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
+import { expectJson, freshEmail, signUp, signUpAndLogIn } from './session.js';
 import { SoftAuthenticator } from './soft-authenticator.js';
 
 const ORIGIN = 'https://gatehouse.test';
@@ -33,12 +34,6 @@ interface Pending {
   methods: string[];
 }
 
-const json = async <T>(res: Response, status: number): Promise<T> => {
-  const text = await res.text();
-  expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });
-  return (text ? JSON.parse(text) : undefined) as T;
-};
-
 /** The TOTP code an authenticator app shows at the server's clock (`steps` away). */
 function totp(secret: string, clock: TestClock, steps = 0): string {
   return new OTPAuth.TOTP({
@@ -50,10 +45,8 @@ function totp(secret: string, clock: TestClock, steps = 0): string {
 }
 
 async function signupAndLogin(ctx: HttpContext, password = PASSWORD): Promise<Account> {
-  const email = `mfa-${randomUUID()}@example.test`;
-  await json(await ctx.request('/auth/signup', { json: { name: 'Mfa Tester', email, password } }), 201);
-  const s = await json<Session>(await ctx.request('/auth/login', { json: { email, password } }), 200);
-  return { email, password, access: s.accessToken };
+  const a = await signUpAndLogIn(ctx, { email: freshEmail('mfa'), password, name: 'Mfa Tester' });
+  return { email: a.email, password, access: a.accessToken };
 }
 
 async function login(ctx: HttpContext, a: Account, refreshToken?: boolean) {
@@ -63,7 +56,7 @@ async function login(ctx: HttpContext, a: Account, refreshToken?: boolean) {
 }
 
 async function pendingLogin(ctx: HttpContext, a: Account, refreshToken?: boolean): Promise<Pending> {
-  const body = await json<Pending & { accessToken?: string }>(await login(ctx, a, refreshToken), 200);
+  const body = await expectJson<Pending & { accessToken?: string }>(await login(ctx, a, refreshToken), 200);
   expect(body.mfaRequired).toBe(true);
   expect(body.accessToken).toBeUndefined();
   return body;
@@ -82,11 +75,11 @@ async function enrolTotp(
   ctx: HttpContext,
   a: Account,
 ): Promise<{ secret: string; recoveryCodes?: string[] }> {
-  const setup = await json<{ secret: string; otpauthUri: string }>(
+  const setup = await expectJson<{ secret: string; otpauthUri: string }>(
     await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
     200,
   );
-  const done = await json<{ recoveryCodes?: string[] }>(
+  const done = await expectJson<{ recoveryCodes?: string[] }>(
     await ctx.request('/auth/mfa/totp/confirm', {
       json: { code: totp(setup.secret, ctx.clock) },
       bearer: a.access,
@@ -127,20 +120,20 @@ const codeMails = (ctx: HttpContext, to: string) =>
 
 async function enrolEmail(ctx: HttpContext, a: Account): Promise<{ recoveryCodes?: string[] }> {
   const seen = codeMails(ctx, a.email);
-  await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+  await expectJson(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
   const code = await nextCode(ctx, a.email, seen);
   // The mail says what entering the code does here (not "did you try to sign in").
   const mail = ctx.mail.to(a.email).filter((m) => m.subject === 'Your sign-in code')[seen]!;
   expect(mail.text).toMatch(/turns on sign-in codes by email/);
-  return json(await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }), 200);
+  return expectJson(await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }), 200);
 }
 
 async function enrolPasskey(ctx: HttpContext, a: Account, auth = new SoftAuthenticator(ORIGIN)) {
-  const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+  const options = await expectJson<{ challenge: string; rp: { id: string }; user: { id: string } }>(
     await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
     200,
   );
-  const body = await json<{ credentialId: string; recoveryCodes?: string[] }>(
+  const body = await expectJson<{ credentialId: string; recoveryCodes?: string[] }>(
     await ctx.request('/auth/mfa/webauthn/register/verify', {
       json: { attestationResponse: auth.register(options), name: 'Test key' },
       bearer: a.access,
@@ -162,14 +155,14 @@ async function verifyPasskey(
 }
 
 async function passkeyOptions(ctx: HttpContext, mfaToken: string) {
-  return json<{ challenge: string; rpId: string; allowCredentials: Array<{ id: string }> }>(
+  return expectJson<{ challenge: string; rpId: string; allowCredentials: Array<{ id: string }> }>(
     await ctx.request('/auth/mfa/webauthn/options', { json: { mfaToken } }),
     200,
   );
 }
 
 async function me(ctx: HttpContext, access: string) {
-  return json<{ user: { mfa: { enabled: boolean; methods: string[] } } }>(
+  return expectJson<{ user: { mfa: { enabled: boolean; methods: string[] } } }>(
     await ctx.request('/auth/me', { bearer: access }),
     200,
   );
@@ -194,7 +187,7 @@ export function mfaScenarios(env: HttpEnv): void {
       const { secret } = await enrolTotp(ctx, a);
       const p = await pendingLogin(ctx, a);
       expect(p.methods).toEqual(['totp', 'recovery']);
-      await json(
+      await expectJson(
         await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: totp(secret, ctx.clock) } }),
         200,
       );
@@ -210,11 +203,11 @@ export function mfaScenarios(env: HttpEnv): void {
 
     /** Signs up; the login answers an enrolment-only pending token. */
     async function unenrolled() {
-      const email = `req-${randomUUID()}@example.test`;
-      await json(
-        await ctx.request('/auth/signup', { json: { name: 'Req Tester', email, password: PASSWORD } }),
-        201,
-      );
+      const { email } = await signUp(ctx, {
+        email: freshEmail('req'),
+        password: PASSWORD,
+        name: 'Req Tester',
+      });
       const a: Account = { email, password: PASSWORD, access: '' };
       return { a, p: await pendingLogin(ctx, a, true) };
     }
@@ -240,7 +233,7 @@ export function mfaScenarios(env: HttpEnv): void {
 
     it('enrolling TOTP with the pending token completes the login with recovery codes', async () => {
       const { a, p } = await unenrolled();
-      const setup = await json<{ secret: string }>(
+      const setup = await expectJson<{ secret: string }>(
         await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
         200,
       );
@@ -249,7 +242,7 @@ export function mfaScenarios(env: HttpEnv): void {
         401,
         'invalid_code',
       );
-      const s = await json<Session & { recoveryCodes: string[] }>(
+      const s = await expectJson<Session & { recoveryCodes: string[] }>(
         await ctx.request('/auth/mfa/enrol/totp/confirm', {
           json: { mfaToken: p.mfaToken, code: totp(setup.secret, ctx.clock) },
         }),
@@ -266,7 +259,7 @@ export function mfaScenarios(env: HttpEnv): void {
       ctx.clock.advance(STEP);
       const next = await pendingLogin(ctx, a);
       expect(next.methods).toEqual(['totp', 'recovery']);
-      await json(
+      await expectJson(
         await ctx.request('/auth/mfa/verify', {
           json: { token: next.mfaToken, code: totp(setup.secret, ctx.clock) },
         }),
@@ -277,11 +270,11 @@ export function mfaScenarios(env: HttpEnv): void {
     it('an enrolment token stops working once the user has a method', async () => {
       const { a, p } = await unenrolled();
       const other = await pendingLogin(ctx, a);
-      const setup = await json<{ secret: string }>(
+      const setup = await expectJson<{ secret: string }>(
         await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
         200,
       );
-      await json(
+      await expectJson(
         await ctx.request('/auth/mfa/enrol/totp/confirm', {
           json: { mfaToken: p.mfaToken, code: totp(setup.secret, ctx.clock) },
         }),
@@ -303,11 +296,11 @@ export function mfaScenarios(env: HttpEnv): void {
     it('a passkey or the email method can be the first method too', async () => {
       const first = await unenrolled();
       const auth = new SoftAuthenticator(ORIGIN);
-      const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+      const options = await expectJson<{ challenge: string; rp: { id: string }; user: { id: string } }>(
         await ctx.request('/auth/mfa/enrol/webauthn/options', { json: { mfaToken: first.p.mfaToken } }),
         200,
       );
-      const s1 = await json<Session & { credentialId: string; recoveryCodes: string[] }>(
+      const s1 = await expectJson<Session & { credentialId: string; recoveryCodes: string[] }>(
         await ctx.request('/auth/mfa/enrol/webauthn/verify', {
           json: { mfaToken: first.p.mfaToken, attestationResponse: auth.register(options) },
         }),
@@ -318,12 +311,12 @@ export function mfaScenarios(env: HttpEnv): void {
 
       const second = await unenrolled();
       const seen = codeMails(ctx, second.a.email);
-      await json(
+      await expectJson(
         await ctx.request('/auth/mfa/enrol/email/setup', { json: { mfaToken: second.p.mfaToken } }),
         202,
       );
       const code = await nextCode(ctx, second.a.email, seen);
-      const s2 = await json<Session & { recoveryCodes: string[] }>(
+      const s2 = await expectJson<Session & { recoveryCodes: string[] }>(
         await ctx.request('/auth/mfa/enrol/email/confirm', { json: { mfaToken: second.p.mfaToken, code } }),
         200,
       );
@@ -332,7 +325,7 @@ export function mfaScenarios(env: HttpEnv): void {
 
     it('five wrong enrolment codes kill the enrolment token', async () => {
       const { p } = await unenrolled();
-      const setup = await json<{ secret: string }>(
+      const setup = await expectJson<{ secret: string }>(
         await ctx.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
         200,
       );
@@ -364,7 +357,7 @@ export function mfaScenarios(env: HttpEnv): void {
     describe('TOTP enrolment', () => {
       it('setup returns a base32 seed of 20 bytes and an otpauth URI naming the issuer and the account', async () => {
         const a = await signupAndLogin(ctx);
-        const body = await json<{ secret: string; otpauthUri: string }>(
+        const body = await expectJson<{ secret: string; otpauthUri: string }>(
           await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
           200,
         );
@@ -379,15 +372,18 @@ export function mfaScenarios(env: HttpEnv): void {
 
       it('a seed is not active until confirmed: login still answers a session', async () => {
         const a = await signupAndLogin(ctx);
-        await json(await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }), 200);
-        const s = await json<Session>(await login(ctx, a), 200);
+        await expectJson(
+          await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
+          200,
+        );
+        const s = await expectJson<Session>(await login(ctx, a), 200);
         expect(s.accessToken).toEqual(expect.any(String));
         expect((await me(ctx, s.accessToken)).user.mfa).toEqual({ enabled: false, methods: [] });
       });
 
       it('confirm refuses a wrong code with 401 invalid_code and then accepts the right one', async () => {
         const a = await signupAndLogin(ctx);
-        const { secret } = await json<{ secret: string }>(
+        const { secret } = await expectJson<{ secret: string }>(
           await ctx.request('/auth/mfa/totp/setup', { method: 'POST', bearer: a.access }),
           200,
         );
@@ -397,7 +393,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        const ok = await json<{ recoveryCodes: string[] }>(
+        const ok = await expectJson<{ recoveryCodes: string[] }>(
           await ctx.request('/auth/mfa/totp/confirm', {
             json: { code: totp(secret, ctx.clock) },
             bearer: a.access,
@@ -453,7 +449,7 @@ export function mfaScenarios(env: HttpEnv): void {
           403,
           'reauth_required',
         );
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/totp/setup', { json: { password: a.password }, bearer: a.access }),
           200,
         );
@@ -478,7 +474,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         const p1 = await pendingLogin(ctx, a, true);
-        const s1 = await json<Session>(
+        const s1 = await expectJson<Session>(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p1.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -490,7 +486,7 @@ export function mfaScenarios(env: HttpEnv): void {
 
         ctx.clock.advance(STEP);
         const p2 = await pendingLogin(ctx, a);
-        const s2 = await json<Session>(
+        const s2 = await expectJson<Session>(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p2.mfaToken, code: totp(secret, ctx.clock), methodType: 'totp' },
           }),
@@ -503,20 +499,20 @@ export function mfaScenarios(env: HttpEnv): void {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         const p = await pendingLogin(ctx, a, true);
-        const s = await json<Session>(
+        const s = await expectJson<Session>(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
           }),
           200,
         );
-        await json(await ctx.request('/auth/refresh', { json: { refreshToken: s.refreshToken } }), 200);
+        await expectJson(await ctx.request('/auth/refresh', { json: { refreshToken: s.refreshToken } }), 200);
       });
 
       it('a pending token is single use: once it completed a login it answers 401 invalid_token', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         const p = await pendingLogin(ctx, a);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -531,7 +527,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const { secret } = await enrolTotp(ctx, a);
         const code = totp(secret, ctx.clock);
         const p1 = await pendingLogin(ctx, a);
-        await json(await ctx.request('/auth/mfa/verify', { json: { token: p1.mfaToken, code } }), 200);
+        await expectJson(await ctx.request('/auth/mfa/verify', { json: { token: p1.mfaToken, code } }), 200);
         const p2 = await pendingLogin(ctx, a);
         await expectProblem(
           await ctx.request('/auth/mfa/verify', { json: { token: p2.mfaToken, code } }),
@@ -539,7 +535,7 @@ export function mfaScenarios(env: HttpEnv): void {
           'invalid_code',
         );
         ctx.clock.advance(STEP);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p2.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -562,7 +558,7 @@ export function mfaScenarios(env: HttpEnv): void {
             'invalid_code',
           );
         }
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock, -1) },
           }),
@@ -570,7 +566,7 @@ export function mfaScenarios(env: HttpEnv): void {
         );
         ctx.clock.advance(3 * STEP);
         const p2 = await pendingLogin(ctx, a);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p2.mfaToken, code: totp(secret, ctx.clock, 1) },
           }),
@@ -587,7 +583,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -665,7 +661,7 @@ export function mfaScenarios(env: HttpEnv): void {
         );
         // Route 9 has no methodType field: the error names the field it does have.
         expect(viaRoute9.errors?.map((e) => e.path)).toEqual(['token']);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -719,7 +715,7 @@ export function mfaScenarios(env: HttpEnv): void {
         });
         expect(res.status).toBe(204);
         expect((await me(ctx, a.access)).user.mfa).toEqual({ enabled: false, methods: [] });
-        const s = await json<Session>(await login(ctx, a), 200);
+        const s = await expectJson<Session>(await login(ctx, a), 200);
         expect(s.accessToken).toEqual(expect.any(String));
         await expectProblem(
           await ctx.request('/auth/mfa/totp', {
@@ -909,7 +905,7 @@ export function mfaScenarios(env: HttpEnv): void {
         }
         ctx.clock.advance(STEP);
         const ok = await pendingLogin(ctx, a);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: ok.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -924,7 +920,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         const p = await pendingLogin(ctx, a);
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const resetMail = await ctx.mail.waitFor(a.email, (m) => /reset code/i.test(m.subject));
         const resetCode = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
         const r = await ctx.request('/auth/forgot-reset', {
@@ -969,7 +965,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const { recoveryCodes } = await enrolTotp(ctx, a);
         const code = recoveryCodes![0]!;
         const p1 = await pendingLogin(ctx, a, true);
-        const s = await json<Session>(
+        const s = await expectJson<Session>(
           await ctx.request('/auth/mfa/recovery', { json: { token: p1.mfaToken, code } }),
           200,
         );
@@ -988,7 +984,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const a = await signupAndLogin(ctx);
         const { recoveryCodes } = await enrolTotp(ctx, a);
         const p1 = await pendingLogin(ctx, a);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p1.mfaToken, code: recoveryCodes![1]!, methodType: 'recovery' },
           }),
@@ -996,7 +992,7 @@ export function mfaScenarios(env: HttpEnv): void {
         );
         const p2 = await pendingLogin(ctx, a);
         const sloppy = recoveryCodes![2]!.toLowerCase().replaceAll('-', ' ');
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', { json: { token: p2.mfaToken, code: sloppy } }),
           200,
         );
@@ -1030,7 +1026,7 @@ export function mfaScenarios(env: HttpEnv): void {
           403,
           'reauth_required',
         );
-        const { recoveryCodes } = await json<{ recoveryCodes: string[] }>(
+        const { recoveryCodes } = await expectJson<{ recoveryCodes: string[] }>(
           await ctx.request('/auth/mfa/recovery-codes', { json: { password: a.password }, bearer: a.access }),
           200,
         );
@@ -1042,7 +1038,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/recovery', { json: { token: p.mfaToken, code: recoveryCodes[0]! } }),
           200,
         );
@@ -1062,7 +1058,10 @@ export function mfaScenarios(env: HttpEnv): void {
       it('enrolment mails a code; a wrong code is refused, the right one turns MFA on with recovery codes', async () => {
         const a = await signupAndLogin(ctx);
         const seen = codeMails(ctx, a.email);
-        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        await expectJson(
+          await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }),
+          202,
+        );
         const code = await nextCode(ctx, a.email, seen);
         expect(code).toMatch(/^\d{6}$/);
         const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
@@ -1071,7 +1070,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        const ok = await json<{ recoveryCodes: string[] }>(
+        const ok = await expectJson<{ recoveryCodes: string[] }>(
           await ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access }),
           200,
         );
@@ -1085,14 +1084,17 @@ export function mfaScenarios(env: HttpEnv): void {
           ctx.request('/auth/mfa/email/confirm', { json: { code }, bearer: a.access });
         for (let i = 0; i < 12; i++) await expectProblem(await confirm('123456'), 401, 'invalid_code');
         const seen = codeMails(ctx, a.email);
-        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
-        await json(await confirm(await nextCode(ctx, a.email, seen)), 200);
+        await expectJson(
+          await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }),
+          202,
+        );
+        await expectJson(await confirm(await nextCode(ctx, a.email, seen)), 200);
       });
 
       it('an enrolment code dies after 10 minutes', async () => {
         const a = await signupAndLogin(ctx);
         const seen = codeMails(ctx, a.email);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/email/setup', {
             method: 'POST',
             json: { password: a.password },
@@ -1114,19 +1116,25 @@ export function mfaScenarios(env: HttpEnv): void {
 
       it('email setup has a cooldown of 30 seconds', async () => {
         const a = await signupAndLogin(ctx);
-        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        await expectJson(
+          await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }),
+          202,
+        );
         const res = await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access });
         await expectProblem(res, 429, 'rate_limited');
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
         ctx.clock.advance(STEP);
-        await json(await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }), 202);
+        await expectJson(
+          await ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access }),
+          202,
+        );
       });
 
       it('email setup mails at most 10 codes per hour per user (the address is not proven yet)', async () => {
         const a = await signupAndLogin(ctx);
         const setup = () => ctx.request('/auth/mfa/email/setup', { method: 'POST', bearer: a.access });
         for (let i = 0; i < 10; i++) {
-          await json(await setup(), 202);
+          await expectJson(await setup(), 202);
           ctx.clock.advance(STEP + 1000);
         }
         const capped = await setup();
@@ -1141,7 +1149,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const p = await pendingLogin(ctx, a, true);
         expect(p.methods).toEqual(['email', 'recovery']);
         const code = await nextCode(ctx, a.email, seen);
-        const s = await json<Session>(
+        const s = await expectJson<Session>(
           await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
           200,
         );
@@ -1172,7 +1180,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const seen = codeMails(ctx, a.email);
         const p = await pendingLogin(ctx, a);
         const code = await nextCode(ctx, a.email, seen);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code, methodType: 'email' } }),
           200,
         );
@@ -1185,7 +1193,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const p = await pendingLogin(ctx, a);
         const first = await nextCode(ctx, a.email, seen);
         expect(
-          await json(
+          await expectJson(
             await ctx.request('/auth/login/email-code/resend', { json: { token: p.mfaToken } }),
             202,
           ),
@@ -1201,7 +1209,7 @@ export function mfaScenarios(env: HttpEnv): void {
             'invalid_code',
           );
         }
-        await json(
+        await expectJson(
           await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: second } }),
           200,
         );
@@ -1222,7 +1230,7 @@ export function mfaScenarios(env: HttpEnv): void {
           );
         }
         for (let i = 0; i < 4; i++) {
-          await json(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
+          await expectJson(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
           ctx.clock.advance(STEP);
         }
         ctx.clock.advance(STEP);
@@ -1259,16 +1267,16 @@ export function mfaScenarios(env: HttpEnv): void {
         expect(p.methods).toEqual(['totp', 'email', 'recovery']);
         await new Promise((r) => setTimeout(r, 200));
         expect(codeMails(ctx, a.email)).toBe(seen);
-        await json(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
+        await expectJson(await ctx.request('/auth/mfa/resend', { json: { token: p.mfaToken } }), 202);
         const code = await nextCode(ctx, a.email, seen);
-        await json(await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }), 200);
+        await expectJson(await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code } }), 200);
       });
 
       it('right after a password reset the email code cannot complete a login when another factor exists', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         await enrolEmail(ctx, a);
-        await json(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const resetMail = await ctx.mail.waitFor(a.email, (m) => /reset code/i.test(m.subject));
         const resetCode = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
         const password = 'Marmalade-Comet-Lantern-9083';
@@ -1281,7 +1289,7 @@ export function mfaScenarios(env: HttpEnv): void {
           409,
           'nothing_to_resend',
         );
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
           }),
@@ -1293,7 +1301,7 @@ export function mfaScenarios(env: HttpEnv): void {
     describe('WebAuthn passkeys', () => {
       it('registration options pin the relying party, ask for no attestation and allow EdDSA, ES256 and RS256', async () => {
         const a = await signupAndLogin(ctx);
-        const o = await json<{
+        const o = await expectJson<{
           challenge: string;
           rp: { id: string; name: string };
           attestation?: string;
@@ -1318,7 +1326,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const o = await passkeyOptions(ctx, p.mfaToken);
         expect(o.rpId).toBe('gatehouse.test');
         expect(o.allowCredentials.map((c) => c.id)).toEqual([auth.id]);
-        const s = await json<Session>(
+        const s = await expectJson<Session>(
           await ctx.request('/auth/mfa/webauthn/verify', {
             json: { mfaToken: p.mfaToken, assertionResponse: auth.assert(o) },
           }),
@@ -1353,7 +1361,7 @@ export function mfaScenarios(env: HttpEnv): void {
           'invalid_code',
         );
         const o2 = await passkeyOptions(ctx, p.mfaToken);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/webauthn/verify', {
             json: { mfaToken: p.mfaToken, assertionResponse: auth.assert(o2) },
           }),
@@ -1366,7 +1374,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const { auth } = await enrolPasskey(ctx, a);
         const p1 = await pendingLogin(ctx, a);
         const assertion = auth.assert(await passkeyOptions(ctx, p1.mfaToken));
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/webauthn/verify', {
             json: { mfaToken: p1.mfaToken, assertionResponse: assertion },
           }),
@@ -1394,7 +1402,7 @@ export function mfaScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
-        await json(await verifyPasskey(ctx, p.mfaToken, auth), 200);
+        await expectJson(await verifyPasskey(ctx, p.mfaToken, auth), 200);
         const p2 = await pendingLogin(ctx, a);
         await expectProblem(await verifyPasskey(ctx, p2.mfaToken, auth, { counter: 1 }), 401, 'invalid_code');
       });
@@ -1411,7 +1419,7 @@ export function mfaScenarios(env: HttpEnv): void {
       it('an attestation whose public key is not a point of its curve is refused, and MFA stays off', async () => {
         const a = await signupAndLogin(ctx);
         const auth = new SoftAuthenticator(ORIGIN, { offCurve: true });
-        const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+        const options = await expectJson<{ challenge: string; rp: { id: string }; user: { id: string } }>(
           await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
           200,
         );
@@ -1430,7 +1438,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const a = await signupAndLogin(ctx);
         const b = await signupAndLogin(ctx);
         const { auth } = await enrolPasskey(ctx, a);
-        const bOptions = await json<{ user: { id: string } }>(
+        const bOptions = await expectJson<{ user: { id: string } }>(
           await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: b.access }),
           200,
         );
@@ -1443,18 +1451,18 @@ export function mfaScenarios(env: HttpEnv): void {
           'invalid_code',
         );
         // The user's own handle (what the authenticator stored at registration) still works.
-        await json(await verifyPasskey(ctx, p.mfaToken, auth), 200);
+        await expectJson(await verifyPasskey(ctx, p.mfaToken, auth), 200);
       });
 
       it('an attestation without fresh registration options is refused', async () => {
         const a = await signupAndLogin(ctx);
         const auth = new SoftAuthenticator(ORIGIN);
-        const options = await json<{ challenge: string; rp: { id: string }; user: { id: string } }>(
+        const options = await expectJson<{ challenge: string; rp: { id: string }; user: { id: string } }>(
           await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
           200,
         );
         const attestation = auth.register(options);
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/webauthn/register/verify', {
             json: { attestationResponse: attestation },
             bearer: a.access,
@@ -1476,7 +1484,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const first = await enrolPasskey(ctx, a);
         const second = await enrolPasskey(ctx, a);
         expect(second.recoveryCodes).toBeUndefined();
-        const list = await json<{ credentials: Array<{ id: string; name: string }> }>(
+        const list = await expectJson<{ credentials: Array<{ id: string; name: string }> }>(
           await ctx.request('/auth/mfa/webauthn/credentials', { bearer: a.access }),
           200,
         );
@@ -1484,7 +1492,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const p = await pendingLogin(ctx, a);
         const o = await passkeyOptions(ctx, p.mfaToken);
         expect(o.allowCredentials.map((c) => c.id).sort()).toEqual([first.auth.id, second.auth.id].sort());
-        await json(
+        await expectJson(
           await ctx.request('/auth/mfa/webauthn/verify', {
             json: { mfaToken: p.mfaToken, assertionResponse: second.auth.assert(o) },
           }),
