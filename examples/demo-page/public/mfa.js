@@ -146,6 +146,36 @@ export function mountMfa(section, ctx, user) {
     );
   }
 
+  /** A button that starts a code-confirmed enrolment: the setup call (with the password when
+   *  the login is old), then `started` as status, `intro` of its answer and a form for the
+   *  first code. */
+  function setupButton(place, text, { setup, confirm, intro = () => [], started, label, turnedOn }) {
+    return h(
+      'button',
+      {
+        type: 'button',
+        onclick: async (event) => {
+          const button = event.currentTarget;
+          const res = await withReauth(place, (password) =>
+            api(setup, { json: password ? { password } : {} }),
+          );
+          if (!res.ok) return status(problemText(res), true);
+          button.hidden = true;
+          if (started) status(started);
+          place.replaceChildren(
+            ...intro(res.body),
+            fieldForm(h, {
+              label,
+              button: 'Turn on',
+              onSubmit: async (code) => done(await api(confirm, { json: { code } }), turnedOn, place),
+            }),
+          );
+        },
+      },
+      text,
+    );
+  }
+
   // --- authenticator app (TOTP) ---
   const totpPlace = h('div');
   const totp = h('div', { class: 'mfa-method' }, h('h3', {}, NAMES.totp), totpPlace);
@@ -153,36 +183,17 @@ export function mountMfa(section, ctx, user) {
     totp.append(h('p', {}, 'On.'), removeButton(totpPlace, 'Remove the authenticator app', '/auth/mfa/totp'));
   } else {
     totp.append(
-      h(
-        'button',
-        {
-          type: 'button',
-          onclick: async (event) => {
-            const button = event.currentTarget;
-            const res = await withReauth(totpPlace, (password) =>
-              api('/auth/mfa/totp/setup', { json: password ? { password } : {} }),
-            );
-            if (!res.ok) return status(problemText(res), true);
-            button.hidden = true;
-            totpPlace.replaceChildren(
-              h('p', {}, 'Scan this with your authenticator app, or type the key by hand:'),
-              qrSvg(res.body.otpauthUri),
-              h('p', {}, h('code', { class: 'secret' }, res.body.secret.replace(/(.{4})/g, '$1 ').trim())),
-              fieldForm(h, {
-                label: 'Code from the app',
-                button: 'Turn on',
-                onSubmit: async (code) =>
-                  done(
-                    await api('/auth/mfa/totp/confirm', { json: { code } }),
-                    'Authenticator app on.',
-                    totpPlace,
-                  ),
-              }),
-            );
-          },
-        },
-        'Set up an authenticator app',
-      ),
+      setupButton(totpPlace, 'Set up an authenticator app', {
+        setup: '/auth/mfa/totp/setup',
+        confirm: '/auth/mfa/totp/confirm',
+        intro: (body) => [
+          h('p', {}, 'Scan this with your authenticator app, or type the key by hand:'),
+          qrSvg(body.otpauthUri),
+          h('p', {}, h('code', { class: 'secret' }, body.secret.replace(/(.{4})/g, '$1 ').trim())),
+        ],
+        label: 'Code from the app',
+        turnedOn: 'Authenticator app on.',
+      }),
     );
   }
 
@@ -197,34 +208,13 @@ export function mountMfa(section, ctx, user) {
   } else {
     email.append(
       h('p', {}, 'The weakest second step: whoever reads your mail can use it.'),
-      h(
-        'button',
-        {
-          type: 'button',
-          onclick: async (event) => {
-            const button = event.currentTarget;
-            const res = await withReauth(emailPlace, (password) =>
-              api('/auth/mfa/email/setup', { json: password ? { password } : {} }),
-            );
-            if (!res.ok) return status(problemText(res), true);
-            button.hidden = true;
-            status(`A code was mailed to ${user.email}.`);
-            emailPlace.replaceChildren(
-              fieldForm(h, {
-                label: 'Code from the mail',
-                button: 'Turn on',
-                onSubmit: async (code) =>
-                  done(
-                    await api('/auth/mfa/email/confirm', { json: { code } }),
-                    'Email codes on.',
-                    emailPlace,
-                  ),
-              }),
-            );
-          },
-        },
-        'Use email codes',
-      ),
+      setupButton(emailPlace, 'Use email codes', {
+        setup: '/auth/mfa/email/setup',
+        confirm: '/auth/mfa/email/confirm',
+        started: `A code was mailed to ${user.email}.`,
+        label: 'Code from the mail',
+        turnedOn: 'Email codes on.',
+      }),
     );
   }
 

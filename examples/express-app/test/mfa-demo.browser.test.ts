@@ -113,6 +113,37 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
     expect(errors).toEqual([]);
   });
 
+  it('turns on email codes with a mailed code, then signs in with the code mailed at login', async () => {
+    const email = `demo-otp-${Date.now()}@example.test`;
+    const sixDigits = (text: string) => /\b(\d{6})\b/.exec(text)![1]!;
+    await signUp('Otp Person', email);
+    await logIn(email);
+    await page.locator('#mfa').getByRole('button', { name: 'Use email codes' }).click();
+    await poll(() => status().textContent()).toBe(`A code was mailed to ${email}.`);
+    const setup = await mail.waitFor(email, (m) => m.subject === 'Your sign-in code');
+    await page.locator('#mfa input[name=code]').fill(sixDigits(setup.text));
+    await page.locator('#mfa').getByRole('button', { name: 'Turn on' }).click();
+    await poll(() => page.locator('#mfa .recovery-codes li').count()).toBe(10);
+    await page.getByRole('button', { name: 'I saved them' }).click();
+    await poll(() => page.locator('#me').textContent()).toContain('email');
+
+    await page.locator('#logout').click();
+    await poll(() => status().textContent()).toBe('Signed out.');
+    const before = mail.to(email).length;
+    await logIn(email);
+    const challenge = page.locator('#mfa-challenge');
+    await challenge.getByText('We mailed you a six-digit code.').waitFor();
+    const atLogin = await mail.waitFor(
+      email,
+      (m) => m.subject === 'Your sign-in code' && mail.to(email).indexOf(m) >= before,
+    );
+    const form = challenge.locator('form').filter({ has: page.getByLabel('Code from the mail') });
+    await form.locator('input[name=code]').fill(sixDigits(atLogin.text));
+    await form.getByRole('button', { name: 'Continue' }).click();
+    await poll(() => status().textContent()).toBe('Signed in.');
+    await poll(() => page.locator('#me').textContent()).toContain(email);
+  });
+
   it('confirms the email address with a mailed code from the account section', async () => {
     const email = `demo-verify-${Date.now()}@example.test`;
     await signUp('Verify Person', email);
