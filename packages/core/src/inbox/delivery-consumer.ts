@@ -2,7 +2,7 @@ import type { GatehouseContext } from '../context.js';
 import type { Consumer } from '../outbox/types.js';
 import type { DeliveryStatus, DeliveryUpdate, InboxMessage } from '../ports/inbox-message-store.js';
 import type { MailEvent, MailEventKind } from '../ports/mail-event-store.js';
-import { parsePayload } from './payload.js';
+import { acceptedAt, parsePayload } from './payload.js';
 
 /** Event type (without `email.`) -> what it does (CONTRACT.md 4.3). */
 const TYPES = new Map<string, { kind: MailEventKind; status: DeliveryStatus | null }>([
@@ -97,7 +97,10 @@ export function createDeliveryConsumer(ctx: GatehouseContext): Consumer {
       kind,
       status,
       providerMessageId,
-      occurredAt: date(field(body, 'created_at')) ?? date(field(data, 'created_at')) ?? now,
+      occurredAt:
+        date(field(body, 'created_at')) ??
+        date(field(data, 'created_at')) ??
+        acceptedAt(delivered, ctx.clock),
       recordedAt: now,
       detail:
         text(field(field(data, 'bounce'), 'message'), MAX_DETAIL) ??

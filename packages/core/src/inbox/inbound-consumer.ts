@@ -10,7 +10,7 @@ import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.
 import { threadKeys } from './message-ids.js';
 import { notifyMembers } from './notify.js';
 import type { ResolvedInboxOptions } from './options.js';
-import { parsePayload } from './payload.js';
+import { acceptedAt, parsePayload } from './payload.js';
 import { normalizeSubject } from './subject.js';
 import { findThread } from './threading.js';
 
@@ -41,13 +41,6 @@ const recipientsOf = (m: { to: ParsedAddress[]; cc: ParsedAddress[]; otherRecipi
   ...m.cc,
   ...m.otherRecipients,
 ];
-
-/** When the webhook was accepted: the event's `createdAt` (a host re-queuing events as JSON
- *  hands over a string), or now when it holds no time. */
-function acceptedAt(ctx: GatehouseContext, event: DeliveredEvent): Date {
-  const at = new Date(event.createdAt as Date | string);
-  return Number.isNaN(at.getTime()) ? ctx.clock.now() : at;
-}
 
 /** A message insert that found its provider id already stored (it lost a race). */
 class AlreadyStored {
@@ -198,7 +191,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (existing?.processedAt) return { outcome: 'duplicate' };
     const { message, created } = existing
       ? { message: existing, created: false }
-      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId, acceptedAt(ctx, event));
+      : await storeInbound(ctx, opts, serial, account, mail, providerMessageId, acceptedAt(event, ctx.clock));
     if (message.processedAt) return { outcome: 'duplicate' };
 
     if (created && mail.attachments.length > MAX_ATTACHMENTS) {

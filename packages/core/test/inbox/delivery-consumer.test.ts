@@ -76,6 +76,21 @@ describe('delivery consumer', () => {
     expect((await read()).status).toBe('bounced');
   });
 
+  it('dates an open without a usable time by when its webhook was accepted, not by a late retry', async () => {
+    const t = setup();
+    const { read } = await outbound(t);
+    const accepted = t.clock.now();
+    t.clock.advance(60 * 60_000);
+    const opened = (created_at?: string) => ({
+      type: 'email.opened',
+      created_at,
+      data: { email_id: EMAIL_ID },
+    });
+    await t.deliver('delivery', opened(), { createdAt: accepted, attempt: 5 });
+    await t.deliver('delivery', opened('+010000-01-01T00:00:00Z'), { createdAt: accepted, attempt: 5 });
+    expect(await read()).toMatchObject({ openCount: 2, openedAt: accepted.toISOString() });
+  });
+
   it('has one effect per outbox event, however often it is delivered', async () => {
     const t = setup();
     const { read } = await outbound(t);
