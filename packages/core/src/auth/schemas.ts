@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalEmail, EMAIL_PATTERN } from './email.js';
-import { PASSWORD_MAX } from './passwords.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
 /** Email as typed, made canonical (trim, NFC, lower case), then validated. */
 export const emailField = z
@@ -10,8 +10,7 @@ export const emailField = z
   .pipe(z.email({ pattern: EMAIL_PATTERN }));
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
- *  count code points, as the strength policy does, so an emoji password of 128 fits; the
- *  8-character minimum of new passwords is the strength policy's. */
+ *  count code points, as the strength policy does, so an emoji password of 128 fits. */
 export const passwordField = z
   .string()
   .min(1)
@@ -19,6 +18,11 @@ export const passwordField = z
   // A lone surrogate (a JSON escape such as \ud800) has no UTF-8 form: the hasher would take
   // it as U+FFFD, and two different passwords would be one.
   .refine((p) => p.isWellFormed(), 'Not valid Unicode text');
+
+/** A password being set: also at least 8 characters, checked with the rest of the body (400
+ *  before any code or current password is looked at). The strength policy runs in the flow,
+ *  which knows the user's name and email. */
+const newPasswordField = passwordField.min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters`);
 
 const nameField = z.string().trim().min(1).max(200);
 export const tokenField = z.string().min(1).max(4096);
@@ -30,13 +34,13 @@ export const loginBody = z.strictObject({
   refreshToken: z.boolean().optional(),
 });
 export const refreshBody = z.strictObject({ refreshToken: tokenField });
-export const signupBody = z.strictObject({ name: nameField, email: emailField, password: passwordField });
+export const signupBody = z.strictObject({ name: nameField, email: emailField, password: newPasswordField });
 export const logoutBody = z.strictObject({ refreshToken: tokenField });
 export const forgotBody = z.strictObject({ email: emailField });
-export const forgotResetBody = z.strictObject({ code: codeField, password: passwordField });
+export const forgotResetBody = z.strictObject({ code: codeField, password: newPasswordField });
 export const changePasswordBody = z.strictObject({
   currentPassword: passwordField,
-  newPassword: passwordField,
+  newPassword: newPasswordField,
   /** Default false: every other session ends. */
   keepOtherSessions: z.boolean().optional(),
 });

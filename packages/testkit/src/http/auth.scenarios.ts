@@ -366,6 +366,13 @@ export function authScenarios(env: HttpEnv): void {
           401,
           'invalid_code',
         );
+        // Under 8 characters is a field error of the body, whatever the code.
+        const short = await expectProblem(
+          await ctx.request('/auth/forgot-reset', { json: { code: 'A'.repeat(43), password: 'Ab3$xyz' } }),
+          400,
+          'validation_failed',
+        );
+        expect(short.errors).toEqual([{ path: 'password', message: 'Use at least 8 characters' }]);
         await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const code = await resetCode(ctx, a.email);
         await expectProblem(
@@ -749,6 +756,16 @@ export function authScenarios(env: HttpEnv): void {
           );
           expect(problem.errors).toEqual([{ path: 'newPassword', message: expect.any(String) }]);
         }
+        // Under 8 characters is a field error of the body, even with a wrong current password.
+        const short = await expectProblem(
+          await ctx.request('/auth/password', {
+            json: { currentPassword: NEW_PASSWORD, newPassword: 'Ab3$xyz' },
+            bearer: s.accessToken,
+          }),
+          400,
+          'validation_failed',
+        );
+        expect(short.errors).toEqual([{ path: 'newPassword', message: 'Use at least 8 characters' }]);
         await login(ctx, a);
       });
 
