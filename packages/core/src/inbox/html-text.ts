@@ -23,17 +23,18 @@ function tagAt(html: string, lt: number): string | undefined {
   return TAG_NAME.exec(html)?.[1];
 }
 
-/** Open elements an opening tag closes first, as HTML parsers do (`<li>` after `<li>`). */
-const CLOSED_BY: Record<string, readonly string[]> = {
-  li: ['li'],
-  p: ['p'],
-  tr: ['tr', 'td', 'th'],
-  td: ['td', 'th'],
-  th: ['td', 'th'],
-  dt: ['dt', 'dd'],
-  dd: ['dt', 'dd'],
-  option: ['option'],
-};
+/** Open elements an opening tag closes first, as HTML parsers do (`<li>` after `<li>`). A Map:
+ *  tag names come from the mail, and `<constructor>` must not reach Object.prototype. */
+const CLOSED_BY = new Map<string, readonly string[]>([
+  ['li', ['li']],
+  ['p', ['p']],
+  ['tr', ['tr', 'td', 'th']],
+  ['td', ['td', 'th']],
+  ['th', ['td', 'th']],
+  ['dt', ['dt', 'dd']],
+  ['dd', ['dt', 'dd']],
+  ['option', ['option']],
+]);
 /** Openings that end an open paragraph. */
 const ENDS_P =
   /^(?:address|article|aside|blockquote|div|dl|fieldset|footer|form|h[1-6]|header|hr|main|nav|ol|p|pre|section|table|ul)$/;
@@ -133,7 +134,7 @@ function nestsDeeperThan(html: string, limit: number): boolean {
     if (foreign && selfClosing) return;
     if (RAW_TEXT.has(name) && !inForeign) return 'raw';
     const top = stack.at(-1)?.name;
-    if (top && (CLOSED_BY[name]?.includes(top) || (top === 'p' && ENDS_P.test(name)))) pop();
+    if (top && (CLOSED_BY.get(name)?.includes(top) || (top === 'p' && ENDS_P.test(name)))) pop();
     stack.push({ name, foreign });
     open.set(name, (open.get(name) ?? 0) + 1);
     deeper = stack.length > limit;

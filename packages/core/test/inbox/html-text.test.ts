@@ -9,6 +9,15 @@ describe('htmlToText', () => {
     expect(text).toBe('Hello Ann,\n\nsee the order [https://x.test/a].');
   });
 
+  it('takes tag names named like Object.prototype members for tags (a Map, not an object)', () => {
+    const mail = (tag: string) => `<div><${tag}>see <a href="https://x.test/a">the order</a></${tag}></div>`;
+    for (const tag of ['toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf']) {
+      expect(htmlToText(mail(tag))).toBe('see the order [https://x.test/a]');
+    }
+    // html-to-text itself throws on <constructor>: the strip still gives the text.
+    expect(htmlToText(mail('constructor'))).toBe('see the order');
+  });
+
   it('strips hostile shapes in one pass instead of converting them', () => {
     // Deep nesting costs html-to-text seconds to minutes (and then a RangeError): these go
     // through the linear strip and still give their text.
