@@ -134,13 +134,14 @@ function checkXMail(input: SignatureInput): SignatureCheck {
   return { ok: true, receipt: `x-mail:${digest}` };
 }
 
-/** Verifies a webhook request's signature over its exact raw bytes. The first header set
- *  present decides: each Standard Webhooks prefix in order, then `x-mail-*`. */
+/** Verifies a webhook request's signature over its exact raw bytes. The first complete header
+ *  set decides: each Standard Webhooks prefix in order, then `x-mail-*`. A stray or partial
+ *  set (a proxy's leftover `webhook-id`) is passed over rather than refusing a valid one. */
 export function checkSignature(input: SignatureInput): SignatureCheck {
   const h = input.headers;
   for (const prefix of input.prefixes) {
     const names = namesOf(prefix);
-    if (h[names.signature] !== undefined || h[names.id] !== undefined || h[names.timestamp] !== undefined) {
+    if (h[names.signature] !== undefined && h[names.id] !== undefined && h[names.timestamp] !== undefined) {
       return checkStandard(input, names);
     }
   }

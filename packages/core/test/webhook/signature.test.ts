@@ -236,6 +236,24 @@ describe('Standard Webhooks header parsing', () => {
     expect(check({}, body)).toEqual({ ok: false, reason: 'missing_headers' });
   });
 
+  it('passes over a stray or partial header set to the first complete one', () => {
+    const svix = standardHeaders(body, { prefix: 'svix' });
+    expect(check({ 'webhook-id': 'zz', ...svix }, body)).toMatchObject({ ok: true });
+    expect(check({ 'webhook-signature': 'v1,xx', 'webhook-timestamp': '1', ...svix }, body)).toMatchObject({
+      ok: true,
+    });
+    const ts = String(NOW);
+    const xMail = { 'x-mail-signature': hmac(KEY, `${ts}.${body}`).toString('hex'), 'x-mail-timestamp': ts };
+    expect(check({ 'svix-id': 'zz', 'webhook-signature': 'v1,xx', ...xMail }, body)).toMatchObject({
+      ok: true,
+    });
+    // A complete set decides, right or wrong: it is never passed over for a later one.
+    expect(check({ ...standardHeaders(body, { key: randomBytes(32) }), ...svix }, body)).toEqual({
+      ok: false,
+      reason: 'no_valid_signature',
+    });
+  });
+
   it('uses configured prefixes and ignores the others', () => {
     const h = standardHeaders(body, { prefix: 'resend' });
     expect(check(h, body, { prefixes: ['resend'] }).ok).toBe(true);
