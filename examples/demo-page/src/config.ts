@@ -113,6 +113,12 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
       'MFA_ENCRYPTION_KEY is not set: TOTP seeds are sealed with an ephemeral key, so other instances and this one after a restart cannot check authenticator codes',
     );
   }
+  if (env.DATABASE_URL && !env.FILES_DIR) {
+    logger.warn(
+      { event: 'config_warning', reason: 'files_in_memory' },
+      'FILES_DIR is not set: attachments are kept in this process only, so another process (the worker, or the HTTP process beside it) cannot serve them and a restart loses them while their rows stay; set FILES_DIR to one directory every process shares',
+    );
+  }
   const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
   const smtp = env.SMTP_URL ? smtpFrom(env.SMTP_URL, from) : undefined;
   const mailer = smtp ?? consoleMailer();

@@ -204,6 +204,22 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
     expect((error as Error).message).toMatch(/DATABASE_SCHEMA: schema must match/);
   });
 
+  it('warns that attachments stay in one process when the database is shared but FILES_DIR is not set', async () => {
+    const warned = (lines: Array<Record<string, unknown>>) =>
+      lines.some((l) => l.reason === 'files_in_memory');
+    const shared = { ...base, DATABASE_URL: server!, DATABASE_SCHEMA: fresh() };
+    expect(warned((await withLogs(shared)).lines)).toBe(true);
+    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-files-'));
+    try {
+      const configured = await withLogs({ ...shared, FILES_DIR: dir });
+      expect(configured.error).toBeUndefined();
+      expect(warned(configured.lines)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(warned((await withLogs(base)).lines)).toBe(false);
+  });
+
   it('puts the worker on the same schema', async () => {
     const schema = fresh();
     const worker = await runWorker({ ...base, DATABASE_URL: server!, DATABASE_SCHEMA: schema, WORKERS: '1' });
