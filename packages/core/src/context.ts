@@ -57,7 +57,9 @@ export type ThrottleBucket =
   | 'mail:user'
   | 'confirm:user'
   | 'signup:ip'
-  | 'webauthn:ip';
+  | 'webauthn:ip'
+  | 'member:user'
+  | 'member:ip';
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
 export interface Throttle {

@@ -65,6 +65,10 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'confirm:user': { points: 10, durationSeconds: DAY },
   'signup:ip': { points: 100, durationSeconds: 60 * MIN },
   'webauthn:ip': { points: 100, durationSeconds: 15 * MIN },
+  // Adding an inbox member by an unknown email: no cheaper oracle of registered emails than
+  // signup's 409 (100 per hour per address).
+  'member:user': { points: 20, durationSeconds: 60 * MIN },
+  'member:ip': { points: 100, durationSeconds: 60 * MIN },
 };
 
 function whole(name: string, v: number | undefined, dflt: number, min = 1): number {

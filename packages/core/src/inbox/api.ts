@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ipOf } from '../auth/log.js';
 import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import { validate } from '../http/handle.js';
@@ -61,8 +62,12 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       // Access before validation: a caller without access learns nothing from a field error.
       await requireAccount(ctx, userId, accountId, 'owner', meta);
       const body = validate(addMemberBody, input);
+      // A 404 tells which emails are registered: misses are counted per caller and address,
+      // before the lookup, so a caller over the limit learns nothing more.
+      const lookup = await ctx.throttle.take(['member:user', userId], ['member:ip', ipOf(meta)]);
       const user = await ctx.stores.users.findByEmail(body.email);
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
+      await lookup.release();
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
       if (r === 'last_owner') {
         throw new GatehouseError('validation_failed', {

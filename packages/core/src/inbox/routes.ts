@@ -88,6 +88,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
         201: { description: 'member added', schema: memberSchema },
         200: { description: 'role changed', schema: memberSchema },
         ...errors,
+        404: { description: 'unknown account id, or no user with this email' },
+        429: { description: 'too many emails without a user (member:user, member:ip)' },
       },
       async handler(rc) {
         const { principal, params, body } = rc;

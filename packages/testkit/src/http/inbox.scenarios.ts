@@ -207,6 +207,25 @@ export function inboxScenarios(env: HttpEnv): void {
       );
     });
 
+    it('limits emails without a user when adding members (member:user): no free oracle of registered emails', async () => {
+      const owner = await person(ctx, 'prober');
+      const known = await person(ctx, 'probed');
+      const account = await createAccount(ctx, owner);
+      const add = (email: string) =>
+        ctx.request(`/inbox/accounts/${account.id}/members`, {
+          bearer: owner.token,
+          json: { email, role: 'member' },
+        });
+      // Found users are not counted: adding and re-adding a member costs nothing.
+      for (let i = 0; i < 3; i++) expect((await add(known.email)).status).toBe(i === 0 ? 201 : 200);
+      for (let i = 0; i < 20; i++) await expectProblem(await add(freshEmail('nobody')), 404, 'not_found');
+      const refused = await add(freshEmail('nobody'));
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectProblem(refused, 429, 'rate_limited');
+      // Over the limit the answer no longer depends on the email.
+      await expectProblem(await add(known.email), 429, 'rate_limited');
+    });
+
     it('webhook -> outbox -> thread visible -> reply -> inbound reply threads on -> delivery updates it', async () => {
       const owner = await person(ctx, 'flow');
       const stranger = await person(ctx, 'flow-stranger');
