@@ -41,7 +41,8 @@ export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Noti
 
 /** Notifies every owner/member of the account once about `message` (idempotency key
  *  `${messageId}:${userId}` claimed in the notification store). Returns false when a
- *  notification failed (released, so a retry of the event sends it). */
+ *  notification failed (released, so a retry of the event sends it) or is still held by
+ *  another delivery (the retry finds it sent, or sends it). */
 export async function notifyMembers(
   ctx: GatehouseContext,
   leaseMs: number,
@@ -53,7 +54,18 @@ export async function notifyMembers(
   for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
     const key = `${message.id}:${member.userId}`;
     const now = ctx.clock.now();
-    if (!(await ctx.stores.inboxNotifications.claim(key, now, new Date(now.getTime() + leaseMs)))) continue;
+    const claim = await ctx.stores.inboxNotifications.claim(key, now, new Date(now.getTime() + leaseMs));
+    if (claim === 'completed') continue;
+    if (claim === 'held') {
+      // Another delivery of this event is sending it (its outbox lease ran out first) and may
+      // still fail: finishing now could lose this member's notice, so the event comes back.
+      ok = false;
+      ctx.logger.info(
+        { event: 'inbox_notify_held', outboxEventId, messageId: message.id, userId: member.userId },
+        'notification being sent by another delivery; the event will be retried',
+      );
+      continue;
+    }
     try {
       const user = await ctx.stores.users.findById(member.userId);
       if (user && !user.disabled) {

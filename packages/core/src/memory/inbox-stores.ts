@@ -282,9 +282,10 @@ export function memoryInboxNotificationStore(): InboxNotificationStore {
   return {
     async claim(key, now, leaseUntil) {
       const c = claims.get(key);
-      if (c && (c.done || c.leaseUntil >= now)) return false;
+      if (c?.done) return 'completed';
+      if (c && c.leaseUntil >= now) return 'held';
       claims.set(key, { leaseUntil: new Date(leaseUntil), done: false });
-      return true;
+      return 'claimed';
     },
     async complete(key) {
       claims.set(key, { leaseUntil: new Date(0), done: true });

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import type { Logger } from '@gatehouse/core';
 import { FakeMailProvider } from '@gatehouse/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURES, fixture, received, resendFixture, setup } from './helpers.js';
 
 const DAY = 86_400_000;
@@ -583,6 +583,34 @@ describe('inbound consumer: notifications', () => {
     const keys = t.notifier.sent.map((s) => s.key);
     expect(new Set(keys).size).toBe(2);
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
+  });
+
+  it('never finishes while another delivery still holds a notification: its send may yet fail', async () => {
+    // A hanging notifier outlives the outbox lease, so the event is delivered again meanwhile.
+    let failFirst!: (e: Error) => void;
+    const sent: string[] = [];
+    let calls = 0;
+    const t = setup({
+      notifier: {
+        notify: (n) => {
+          calls += 1;
+          if (calls === 1) return new Promise<void>((_, reject) => (failFirst = reject));
+          sent.push(n.userId);
+          return Promise.resolve();
+        },
+      },
+    });
+    const { owner } = await withAccount(t);
+    const payload = received({ email_id: 'held-1' });
+    const first = t.deliver('inbound', payload, { id: 'h' });
+    await vi.waitFor(() => expect(calls).toBe(1));
+    await expect(t.deliver('inbound', payload, { id: 'h', attempt: 2 })).rejects.toThrow(
+      'notification failed',
+    );
+    failFirst(new Error('smtp hung up'));
+    await expect(first).rejects.toThrow('notification failed');
+    expect(await t.deliver('inbound', payload, { id: 'h', attempt: 3 })).toEqual({ outcome: 'resumed' });
+    expect(sent).toEqual([owner.id]);
   });
 
   it('mails owners through the mailer by default, with CR/LF removed from the subject', async () => {

@@ -176,7 +176,11 @@ export function postgresInboxNotificationStore({ db, t, wake }: StoreDeps): Inbo
            AND (n.lease_until IS NULL OR n.lease_until < $2 OR (n.owner IS NOT NULL AND ${presenceGone('n.owner', '$5')}))`,
         [key, now, leaseUntil, wake?.presenceKey() ?? null, PRESENCE_CLASS],
       );
-      return affected(r) === 1;
+      if (affected(r) === 1) return 'claimed';
+      // Not taken: sent, or another claim's lease runs. A claim released in between reads as
+      // held, and the caller comes back.
+      const row = await db.query(`SELECT completed_at IS NOT NULL AS done FROM ${T} WHERE key = $1`, [key]);
+      return (row.rows[0] as { done: boolean } | undefined)?.done ? 'completed' : 'held';
     },
     async complete(key, now) {
       await db.query(
