@@ -75,7 +75,14 @@ async function postgres(
     import('pg'),
     import('@gatehouse/postgres'),
   ]);
-  const pool = new pg.Pool({ connectionString: url });
+  // Bounded waits: without them a partitioned or locked database hangs requests (instead of
+  // 503 `unavailable`) and a stop that waits for them (docs/postgres.md, Failures).
+  const pool = new pg.Pool({
+    connectionString: url,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 15_000,
+    keepAlive: true,
+  });
   try {
     await migrate(pool, { logger, schema });
   } catch (err) {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TEST_ENV } from './example-app.js';
@@ -74,6 +75,26 @@ describe.each(['express-app', 'fastify-app'])('%s processes', (app) => {
     expect(line).toMatchObject({ event: 'startup_failed', error: 'StoreError', check: 'DATABASE_URL' });
     expect(line.cause).toMatch(/ECONNREFUSED 127\.0\.0\.1:1\b/);
   });
+
+  it('stop at a database that accepts connections but never answers, instead of hanging', async () => {
+    // A partition or a stuck proxy: the TCP handshake works, the server says nothing.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = Date.now();
+      const { code, stderr } = await exited(
+        run(app, 'server', { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none` }),
+      );
+      expect(code).toBe(1);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const line = JSON.parse(stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(line).toMatchObject({ event: 'startup_failed', error: 'StoreError', check: 'DATABASE_URL' });
+      expect(line.cause).toMatch(/timeout/i);
+    } finally {
+      silent.close();
+    }
+  }, 40_000);
 
   it('finish a request in flight on SIGTERM, ignore a repeated signal, then exit 0', async () => {
     const child = run(app, 'server', {});

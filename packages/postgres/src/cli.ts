@@ -43,7 +43,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     return 2;
   }
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
   try {
     const result = await migrate(pool, { schema: values.schema ?? env.DATABASE_SCHEMA, logger });
     process.stdout.write(

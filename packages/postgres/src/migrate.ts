@@ -83,6 +83,17 @@ export async function migrate(pool: PoolLike, opts: MigrateOptions = {}): Promis
       const known = new Map<number, { name: string; checksum: string }>(
         done.rows.map((r: { version: number; name: string; checksum: string }) => [r.version, r]),
       );
+      // A newer release migrated this schema (a rolling deploy, a rollback). Flyway's default:
+      // go on, since migrations are meant to stay compatible, but say so: if one is not, the
+      // failures that follow have a named cause.
+      const ours = new Set(files.map((f) => f.version));
+      const unknown = [...known].filter(([version]) => !ours.has(version)).map(([, r]) => r.name);
+      if (unknown.length > 0) {
+        logger.warn(
+          { event: 'migration_unknown', schema, migrations: unknown },
+          'schema has migrations this release does not know (migrated by a newer one)',
+        );
+      }
       for (const file of files) {
         const prior = known.get(file.version);
         if (prior) {

@@ -115,6 +115,27 @@ describe('migrate', () => {
     ]);
   });
 
+  it('warns about migrations of a newer release it does not know, and goes on', async () => {
+    const schema = fresh('newer');
+    const newer = await tempMigrations({
+      '0001_a.sql': 'CREATE TABLE a (id int);',
+      '0002_b.sql': 'SELECT 1;',
+    });
+    await migrate(db.pool, { schema, dir: newer });
+    const older = await tempMigrations({ '0001_a.sql': 'CREATE TABLE a (id int);' });
+    const warnings: unknown[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (o: Record<string, unknown>) => warnings.push(o),
+    };
+    expect((await migrate(db.pool, { schema, dir: older, logger })).applied).toEqual([]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ event: 'migration_unknown', schema, migrations: ['0002_b.sql'] }),
+    ]);
+  });
+
   it('refuses a schema name that is not a plain identifier', async () => {
     await expect(migrate(db.pool, { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow(/schema must match/);
     await expect(migrate(db.pool, { schema: 'Upper' })).rejects.toThrow(/schema must match/);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
+import { errorMessage } from '../util/error-message.js';
 import { bearerToken } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { errorToResponse, replyToResponse } from './respond.js';
@@ -115,7 +116,7 @@ export function createHandler(opts: HandlerOptions) {
 }
 
 /** The answer to a failed request, logged as every route's: an unexpected error as
- *  `internal_error` (a store failure at warn), a 429 as `rate_limited` with its bucket, with
+ *  `internal_error`, a store failure as `store_unavailable` (warn), a 429 as `rate_limited` with its bucket, with
  *  the standard fields of a security event (userId and sid once a Bearer token verified). */
 function failed(
   logger: Logger,
@@ -130,11 +131,23 @@ function failed(
     requestId: at.requestId,
     ip: at.ip,
   };
-  if (!isGatehouseError(e)) {
-    const store = isStoreError(e);
-    logger[store ? 'warn' : 'error'](
+  if (isStoreError(e)) {
+    // Operational, not a bug: what failed underneath (the driver's "connect ECONNREFUSED ..."),
+    // without a stack on every request of an outage.
+    const { cause } = e;
+    logger.warn(
+      {
+        event: 'store_unavailable',
+        ...fields,
+        err: errorMessage(e),
+        cause: cause === undefined ? null : errorMessage(cause),
+      },
+      'store unavailable',
+    );
+  } else if (!isGatehouseError(e)) {
+    logger.error(
       { event: 'internal_error', ...fields, err: e instanceof Error ? e.stack : String(e) },
-      store ? 'store unavailable' : 'unhandled error',
+      'unhandled error',
     );
   } else if (e.code === 'rate_limited') {
     logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');

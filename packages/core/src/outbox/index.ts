@@ -89,27 +89,55 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
   let unsubscribeWake: (() => void) | undefined;
   let lastPurge = 0;
 
-  async function fail(e: OutboxEvent, lease: OutboxLease, err: unknown): Promise<void> {
+  /** Writes what became of a delivery. While the store is away (a database restart) a started
+   *  dispatcher tries the write again, 0.25 s doubling to 5 s, until the lease would have run
+   *  out: giving up at once left the event leased for the whole visibility timeout although this
+   *  worker lives and the database was back within seconds. A late write is fenced off by the
+   *  lease anyway. */
+  async function settle(write: () => Promise<boolean>, until: number): Promise<boolean> {
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!running || Date.now() + delay >= until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  const leaseLost = (e: OutboxEvent) =>
+    logger.warn({ event: 'outbox_lease_lost', outboxEventId: e.id, name: e.name }, 'outbox lease lost');
+
+  async function fail(e: OutboxEvent, lease: OutboxLease, err: unknown, until: number): Promise<void> {
     const error = describeError(err);
     const fields = { outboxEventId: e.id, name: e.name, attempt: e.attempts, err: error };
     if (e.attempts >= o.maxAttempts) {
-      await store().kill(e.id, lease, error, clock.now());
-      logger.error({ event: 'outbox_dead', ...fields }, 'outbox event dead after its last attempt');
+      if (await settle(() => store().kill(e.id, lease, error, clock.now()), until))
+        logger.error({ event: 'outbox_dead', ...fields }, 'outbox event dead after its last attempt');
+      else leaseLost(e);
       return;
     }
     const delayMs = backoffDelay(e.attempts, o.baseDelayMs, o.maxDelayMs);
-    await store().retry(e.id, lease, error, new Date(clock.now().getTime() + delayMs));
-    logger.warn({ event: 'outbox_retry', ...fields, delayMs }, 'outbox consumer failed; retry scheduled');
+    const retried = () => store().retry(e.id, lease, error, new Date(clock.now().getTime() + delayMs));
+    if (await settle(retried, until))
+      logger.warn({ event: 'outbox_retry', ...fields, delayMs }, 'outbox consumer failed; retry scheduled');
+    else leaseLost(e);
   }
 
   async function deliver(e: OutboxEvent): Promise<void> {
     const lease: OutboxLease = { workerId, attempt: e.attempts };
+    const until = Date.now() + o.visibilityTimeoutMs;
     try {
       const consumer = consumers.get(e.name);
       // A claim past the last attempt means a worker died holding the lease (or a consumer
       // takes down its process): stop here instead of looping on it.
       if (!consumer || e.attempts > o.maxAttempts) {
-        await fail(e, lease, new Error(consumer ? 'lease expired on the last attempt' : 'no consumer'));
+        await fail(
+          e,
+          lease,
+          new Error(consumer ? 'lease expired on the last attempt' : 'no consumer'),
+          until,
+        );
         return;
       }
       let result: unknown;
@@ -122,14 +150,15 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
           createdAt: e.createdAt,
         });
       } catch (err) {
-        await fail(e, lease, err);
+        await fail(e, lease, err, until);
         return;
       }
-      if (!(await store().complete(e.id, lease, outcomeOf(result), clock.now()))) {
-        logger.warn({ event: 'outbox_lease_lost', outboxEventId: e.id, name: e.name }, 'outbox lease lost');
+      if (!(await settle(() => store().complete(e.id, lease, outcomeOf(result), clock.now()), until))) {
+        leaseLost(e);
       }
     } catch (err) {
-      // The store failed: the lease runs out and the event is delivered again.
+      // The store stayed away (or the dispatcher stopped): the lease runs out and the event is
+      // delivered again.
       logger.warn(
         { event: 'outbox_store_error', outboxEventId: e.id, err: describeError(err) },
         'outbox store failed during delivery',

@@ -1,5 +1,5 @@
 import type { Logger, NeutralRequest } from '@gatehouse/core';
-import { createGatehouse } from '@gatehouse/core';
+import { createGatehouse, StoreError } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 import { expect, it } from 'vitest';
@@ -121,4 +121,36 @@ it("authorize (the adapters' requireAuth) logs a refusal with the request fields
   ]);
   expect((await gh.authorize({ headers: {}, path: '/host/me' })).response).toMatchObject({ status: 401 });
   await gh.close();
+});
+
+it('logs a store outage as store_unavailable with the cause underneath, no stack, and answers 503', async () => {
+  const clock = new TestClock();
+  const stores = memoryStores({ clock });
+  stores.users.findByEmail = async () => {
+    throw new StoreError('database unavailable', { cause: new Error('connect ECONNREFUSED 127.0.0.1:5432') });
+  };
+  const { logs, logger } = capture();
+  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, logger, stores });
+  const res = await gh.handle({
+    method: 'POST',
+    path: '/auth/login',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ email: 'down@example.test', password: 'wrong-password-1' })),
+    ip: '192.0.2.3',
+  });
+  expect(res!.status).toBe(503);
+  expect(logs.filter((l) => l.fields.event === 'internal_error')).toEqual([]);
+  expect(logs.filter((l) => l.fields.event === 'store_unavailable')).toEqual([
+    {
+      level: 'warn',
+      fields: expect.objectContaining({
+        outcome: 'failure',
+        route: '/auth/login',
+        ip: '192.0.2.3',
+        err: 'database unavailable',
+        cause: 'connect ECONNREFUSED 127.0.0.1:5432',
+      }),
+    },
+  ]);
+  expect(JSON.stringify(logs)).not.toMatch(/\n\s+at /);
 });

@@ -2,7 +2,7 @@ import type { DeliveredEvent, GatehouseContext, Logger, OutboxOptions, Stores } 
 import { ConfigError, createGatehouse } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay } from '../../src/outbox/backoff.js';
 import { createOutbox, type Outbox } from '../../src/outbox/index.js';
 
@@ -262,6 +262,34 @@ describe('outbox dispatcher', () => {
     await stopping;
     expect(finished).toBe(true);
     expect(await outbox.get(id)).toMatchObject({ status: 'done' });
+  });
+
+  it('started workers write the result again while the store is away, instead of leaving the lease to run out', async () => {
+    const { outbox, stores, logs } = setup({ pollIntervalMs: HOUR });
+    const down = (times: number, write: (...a: any[]) => Promise<boolean>) => {
+      let left = times;
+      return (...a: unknown[]) =>
+        left-- > 0 ? Promise.reject(new Error('connection terminated')) : write(...a);
+    };
+    const store = stores.outbox!;
+    store.complete = down(2, store.complete.bind(store));
+    store.retry = down(2, store.retry.bind(store));
+    let calls = 0;
+    outbox.subscribe(NAME, async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('provider 503');
+    });
+    outbox.start();
+    const failing = await outbox.publish({ name: NAME, payload: '{}' });
+    await vi.waitFor(() => expect(logs.map((l) => l.fields.event)).toContain('outbox_retry'), {
+      timeout: 5000,
+    });
+    expect(await outbox.get(failing)).toMatchObject({ status: 'pending', lastError: 'Error: provider 503' });
+    const ok = await outbox.publish({ name: NAME, payload: '{}' });
+    await vi.waitFor(async () => expect(await outbox.get(ok)).toMatchObject({ status: 'done' }), {
+      timeout: 5000,
+    });
+    expect(logs.map((l) => l.fields.event)).not.toContain('outbox_store_error');
   });
 
   it('keeps delivering after a wake-up that found every slot busy', async () => {
