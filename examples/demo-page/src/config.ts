@@ -75,6 +75,17 @@ async function postgres(
     import('pg'),
     import('@gatehouse/postgres'),
   ]);
+  // Migrations through a pool of their own without a query timeout: they wait for other
+  // processes' migrations (an advisory lock) and DDL may run long.
+  const migrator = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5_000 });
+  try {
+    await migrate(migrator, { logger, schema });
+  } catch (err) {
+    // A bad DATABASE_SCHEMA lands here: name the variables, not only the library option.
+    throw err instanceof ConfigError ? new ConfigError(`DATABASE_URL/DATABASE_SCHEMA: ${err.message}`) : err;
+  } finally {
+    await migrator.end();
+  }
   // Bounded waits: without them a partitioned or locked database hangs requests (instead of
   // 503 `unavailable`) and a stop that waits for them (docs/postgres.md, Failures).
   const pool = new pg.Pool({
@@ -83,13 +94,6 @@ async function postgres(
     query_timeout: 15_000,
     keepAlive: true,
   });
-  try {
-    await migrate(pool, { logger, schema });
-  } catch (err) {
-    await pool.end();
-    // A bad DATABASE_SCHEMA lands here: name the variables, not only the library option.
-    throw err instanceof ConfigError ? new ConfigError(`DATABASE_URL/DATABASE_SCHEMA: ${err.message}`) : err;
-  }
   return { stores: postgresStores({ pool, logger, schema }), close: () => pool.end() };
 }
 

@@ -238,7 +238,7 @@ describe.skipIf(!server)(`races between instances${server ? '' : ` (skipped: ${N
     );
     expect(new Set(atts.map((a) => a.id)).size).toBe(1);
 
-    const claims = await race((x) => x.inboxNotifications.claim('m:u', later(1), later(60_000)));
+    const claims = await race((x) => x.inboxNotifications.claim('m:u', later(1), later(60_000), 'evt'));
     expect(claims.filter((c) => c === 'claimed')).toHaveLength(1);
   });
 

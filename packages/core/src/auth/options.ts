@@ -65,8 +65,8 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'confirm:user': { points: 10, durationSeconds: DAY },
   'signup:ip': { points: 100, durationSeconds: 60 * MIN },
   'webauthn:ip': { points: 100, durationSeconds: 15 * MIN },
-  // Adding an inbox member by an unknown email: no cheaper oracle of registered emails than
-  // signup's 409 (100 per hour per address).
+  // Inbox members added by an email without a user (a 404 tells registered emails apart): per
+  // caller, and per address no more than signup's 409 already tells (100 per hour).
   'member:user': { points: 20, durationSeconds: 60 * MIN },
   'member:ip': { points: 100, durationSeconds: 60 * MIN },
 };

@@ -63,9 +63,13 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       await requireAccount(ctx, userId, accountId, 'owner', meta);
       const body = validate(addMemberBody, input);
       // A 404 tells which emails are registered: misses are counted per caller and address,
-      // before the lookup, so a caller over the limit learns nothing more.
+      // before the lookup, so a caller over the limit learns nothing more. Only misses: a found
+      // user, or a lookup the store failed, gives the point back.
       const lookup = await ctx.throttle.take(['member:user', userId], ['member:ip', ipOf(meta)]);
-      const user = await ctx.stores.users.findByEmail(body.email);
+      const user = await ctx.stores.users.findByEmail(body.email).catch(async (e: unknown) => {
+        await lookup.release();
+        throw e;
+      });
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
       await lookup.release();
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());

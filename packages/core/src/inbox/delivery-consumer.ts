@@ -2,7 +2,7 @@ import type { GatehouseContext } from '../context.js';
 import type { Consumer } from '../outbox/types.js';
 import type { DeliveryStatus, DeliveryUpdate, InboxMessage } from '../ports/inbox-message-store.js';
 import type { MailEvent, MailEventKind } from '../ports/mail-event-store.js';
-import { acceptedAt, parsePayload } from './payload.js';
+import { acceptedAt, parsePayload, storableDate } from './payload.js';
 
 /** Event type (without `email.`) -> what it does (CONTRACT.md 4.3). */
 const TYPES = new Map<string, { kind: MailEventKind; status: DeliveryStatus | null }>([
@@ -24,15 +24,7 @@ function classify(type: string): { kind: MailEventKind; status: DeliveryStatus |
   return TYPES.get(bare) ?? { kind: 'other', status: null };
 }
 
-const MAX_TIME = Date.UTC(10000, 0, 1);
-
-function date(v: unknown): Date | null {
-  if (typeof v !== 'string' || v.length > 64) return null;
-  const t = new Date(v).getTime();
-  // Also out of reach: years a database cannot store (Postgres stops at 4713 BC), which would
-  // fail the insert on every retry. No provider event predates 1970 or follows 9999.
-  return t >= 0 && t < MAX_TIME ? new Date(t) : null;
-}
+const date = (v: unknown): Date | null => (typeof v === 'string' && v.length <= 64 ? storableDate(v) : null);
 
 const text = (v: unknown, max: number) => (typeof v === 'string' && v ? v.slice(0, max) : null);
 const field = (o: unknown, k: string): unknown =>

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
-import type { Consumer, DeliveredEvent } from '../outbox/types.js';
+import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import { createKeyedSerial } from '../util/keyed-serial.js';
@@ -213,9 +213,13 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       mail.attachments.slice(0, MAX_ATTACHMENTS),
       event.id,
     );
-    if (!(await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id))) {
-      throw new Error('notification failed');
-    }
+    const notified = await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id);
+    if (notified.heldUntil) throw new RetryLater('notification held by another delivery', notified.heldUntil);
+    if (notified.failed) throw new Error('notification failed');
+    // Not finished (marked processed) while another event's send may yet fail: its retry would
+    // then find the message processed and never send. Back on the quick backoff: that holder
+    // lives and finishes in moments.
+    if (notified.heldElsewhere) throw new Error('notification held by another event');
     // The message is readable and its members told; the retry fetches only what is missing.
     if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);
     await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());

@@ -39,30 +39,49 @@ export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Noti
   };
 }
 
+/** What `notifyMembers` left undone: `failed` when a notification failed (released, so a retry
+ *  of the event sends it); `heldUntil` when an earlier delivery of the same event still holds
+ *  one (its send may yet fail), and until when that claim's lease can run at the latest;
+ *  `heldElsewhere` when another event (a duplicate webhook of the mail) holds one. */
+export interface NotifyResult {
+  failed: boolean;
+  heldUntil: Date | null;
+  heldElsewhere: boolean;
+}
+
 /** Notifies every owner/member of the account once about `message` (idempotency key
- *  `${messageId}:${userId}` claimed in the notification store). Returns false when a
- *  notification failed (released, so a retry of the event sends it) or is still held by
- *  another delivery (the retry finds it sent, or sends it). */
+ *  `${messageId}:${userId}` claimed in the notification store). */
 export async function notifyMembers(
   ctx: GatehouseContext,
   leaseMs: number,
   account: InboxAccount,
   message: InboxMessage,
   outboxEventId: string,
-): Promise<boolean> {
-  let ok = true;
+): Promise<NotifyResult> {
+  const result: NotifyResult = { failed: false, heldUntil: null, heldElsewhere: false };
   for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
     const key = `${message.id}:${member.userId}`;
     const now = ctx.clock.now();
-    const claim = await ctx.stores.inboxNotifications.claim(key, now, new Date(now.getTime() + leaseMs));
+    const claim = await ctx.stores.inboxNotifications.claim(
+      key,
+      now,
+      new Date(now.getTime() + leaseMs),
+      outboxEventId,
+    );
     if (claim === 'completed') continue;
-    if (claim === 'held') {
-      // Another delivery of this event is sending it (its outbox lease ran out first) and may
-      // still fail: finishing now could lose this member's notice, so the event comes back.
-      ok = false;
+    if (claim !== 'claimed') {
+      // Held by another event (a duplicate webhook of this mail), or by an earlier delivery of
+      // this very event whose outbox lease ran out first (say on a hanging SMTP call): either
+      // send may yet fail. The earlier delivery is fenced off from retrying, so this event must
+      // come back once that claim is sent, released or run out.
+      if (claim.heldBy !== outboxEventId) {
+        result.heldElsewhere = true;
+        continue;
+      }
+      result.heldUntil = new Date(now.getTime() + leaseMs);
       ctx.logger.info(
         { event: 'inbox_notify_held', outboxEventId, messageId: message.id, userId: member.userId },
-        'notification being sent by another delivery; the event will be retried',
+        'notification being sent by an earlier delivery of this event; the event will be retried',
       );
       continue;
     }
@@ -86,7 +105,7 @@ export async function notifyMembers(
       }
       await ctx.stores.inboxNotifications.complete(key, ctx.clock.now());
     } catch (e) {
-      ok = false;
+      result.failed = true;
       await ctx.stores.inboxNotifications.release(key).catch(() => {});
       ctx.logger.warn(
         {
@@ -100,5 +119,5 @@ export async function notifyMembers(
       );
     }
   }
-  return ok;
+  return result;
 }

@@ -277,18 +277,18 @@ export function memoryMailEventStore(): MailEventStore {
 }
 
 export function memoryInboxNotificationStore(): InboxNotificationStore {
-  const claims = new Map<string, { leaseUntil: Date; done: boolean }>();
+  const claims = new Map<string, { leaseUntil: Date; done: boolean; holder: string | null }>();
 
   return {
-    async claim(key, now, leaseUntil) {
+    async claim(key, now, leaseUntil, holder) {
       const c = claims.get(key);
       if (c?.done) return 'completed';
-      if (c && c.leaseUntil >= now) return 'held';
-      claims.set(key, { leaseUntil: new Date(leaseUntil), done: false });
+      if (c && c.leaseUntil >= now) return { heldBy: c.holder };
+      claims.set(key, { leaseUntil: new Date(leaseUntil), done: false, holder });
       return 'claimed';
     },
     async complete(key) {
-      claims.set(key, { leaseUntil: new Date(0), done: true });
+      claims.set(key, { leaseUntil: new Date(0), done: true, holder: null });
     },
     async release(key) {
       if (claims.get(key)?.done === false) claims.delete(key);

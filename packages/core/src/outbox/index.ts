@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
-import { ConfigError, GatehouseError } from '../errors.js';
-import type { OutboxEvent, OutboxLease, OutboxStats, PublishResult } from '../ports/outbox-store.js';
+import { ConfigError, GatehouseError, isStoreError } from '../errors.js';
+import type {
+  OutboxEvent,
+  OutboxLease,
+  OutboxStats,
+  OutboxStatus,
+  PublishResult,
+} from '../ports/outbox-store.js';
 import { backoffDelay } from './backoff.js';
-import type { Consumer, OutboxOptions, PublishInput } from './types.js';
+import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
 export * from './types.js';
 
@@ -83,26 +89,43 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
   const consumers = new Map<string, Consumer>();
   const inFlight = new Set<Promise<void>>();
   let running = false;
+  /** Settles when `stop()` is called: a write waiting for the store gives up at once. */
+  let stopped: Promise<void> = new Promise(() => {});
+  let signalStop = () => {};
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribeWake: (() => void) | undefined;
   let lastPurge = 0;
 
-  /** Writes what became of a delivery. While the store is away (a database restart) a started
-   *  dispatcher tries the write again, 0.25 s doubling to 5 s, until the lease would have run
-   *  out: giving up at once left the event leased for the whole visibility timeout although this
-   *  worker lives and the database was back within seconds. A late write is fenced off by the
-   *  lease anyway. */
-  async function settle(write: () => Promise<boolean>, until: number): Promise<boolean> {
-    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+  /** Writes what became of a delivery (`status`: what the write sets). While the store is away
+   *  (a database restart) a started dispatcher tries the write again, 0.25 s doubling to 5 s,
+   *  until the lease would have run out or `stop()` is called: giving up at once left the event
+   *  leased for the whole visibility timeout although this worker lives and the database was
+   *  back within seconds. A late write is fenced off by the lease. */
+  async function settle(
+    e: OutboxEvent,
+    lease: OutboxLease,
+    status: OutboxStatus,
+    write: () => Promise<boolean>,
+    until: number,
+  ): Promise<boolean> {
+    for (let delay = 250, tried = false; ; delay = Math.min(delay * 2, 5000), tried = true) {
       try {
-        return await write();
+        // A retried write refused by the fence may have committed the first time (its answer
+        // was lost): the event then still carries this claim's attempt, with the status set.
+        return (await write()) || (tried && (await landed(e, lease, status)));
       } catch (err) {
-        if (!running || Date.now() + delay >= until) throw err;
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        if (!isStoreError(err) || !running || Date.now() + delay >= until) throw err;
+        await Promise.race([new Promise((r) => setTimeout(r, delay).unref()), stopped]);
+        if (!running) throw err;
       }
     }
+  }
+
+  async function landed(e: OutboxEvent, lease: OutboxLease, status: OutboxStatus): Promise<boolean> {
+    const now = await store().get(e.id);
+    return now?.attempts === lease.attempt && now.status === status && now.lockedBy === null;
   }
 
   const leaseLost = (e: OutboxEvent) =>
@@ -112,15 +135,22 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
     const error = describeError(err);
     const fields = { outboxEventId: e.id, name: e.name, attempt: e.attempts, err: error };
     if (e.attempts >= o.maxAttempts) {
-      if (await settle(() => store().kill(e.id, lease, error, clock.now()), until))
+      if (await settle(e, lease, 'dead', () => store().kill(e.id, lease, error, clock.now()), until))
         logger.error({ event: 'outbox_dead', ...fields }, 'outbox event dead after its last attempt');
       else leaseLost(e);
       return;
     }
-    const delayMs = backoffDelay(e.attempts, o.baseDelayMs, o.maxDelayMs);
-    const retried = () => store().retry(e.id, lease, error, new Date(clock.now().getTime() + delayMs));
-    if (await settle(retried, until))
-      logger.warn({ event: 'outbox_retry', ...fields, delayMs }, 'outbox consumer failed; retry scheduled');
+    const now = clock.now().getTime();
+    const due = Math.max(
+      now + backoffDelay(e.attempts, o.baseDelayMs, o.maxDelayMs),
+      err instanceof RetryLater ? err.notBefore.getTime() : 0,
+    );
+    const retried = () => store().retry(e.id, lease, error, new Date(due));
+    if (await settle(e, lease, 'pending', retried, until))
+      logger.warn(
+        { event: 'outbox_retry', ...fields, delayMs: due - now },
+        'outbox consumer failed; retry scheduled',
+      );
     else leaseLost(e);
   }
 
@@ -153,7 +183,8 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
         await fail(e, lease, err, until);
         return;
       }
-      if (!(await settle(() => store().complete(e.id, lease, outcomeOf(result), clock.now()), until))) {
+      const completed = () => store().complete(e.id, lease, outcomeOf(result), clock.now());
+      if (!(await settle(e, lease, 'done', completed, until))) {
         leaseLost(e);
       }
     } catch (err) {
@@ -279,12 +310,16 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
     start() {
       if (running) return;
       running = true;
+      stopped = new Promise((resolve) => {
+        signalStop = resolve;
+      });
       unsubscribeWake = store().subscribeWake?.(() => void pump());
       void pump();
     },
 
     async stop() {
       running = false;
+      signalStop();
       clearTimeout(timer);
       unsubscribeWake?.();
       unsubscribeWake = undefined;

@@ -9,6 +9,19 @@ export interface DeliveredEvent {
   createdAt: Date;
 }
 
+/** Thrown by a consumer that must not run again before `notBefore` (something another delivery
+ *  holds until then): the retry waits for the later of its backoff and that time, so a long
+ *  hold does not use up the attempts. */
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly notBefore: Date,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}
+
 /** A consumer finishes an event by returning (optionally with an outcome such as
  *  `no_account` or `provider_not_found`), or asks for a retry by throwing. Consumers must be
  *  idempotent: a retried event must not repeat an effect. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { acceptedAt } from '../../src/inbox/payload.js';
 import { resendFixture, setup } from './helpers.js';
 
 const EMAIL_ID = '56761188-7520-42d8-8898-ff6fc54ce618';
@@ -89,6 +90,17 @@ describe('delivery consumer', () => {
     await t.deliver('delivery', opened(), { createdAt: accepted, attempt: 5 });
     await t.deliver('delivery', opened('+010000-01-01T00:00:00Z'), { createdAt: accepted, attempt: 5 });
     expect(await read()).toMatchObject({ openCount: 2, openedAt: accepted.toISOString() });
+  });
+
+  it('takes an acceptance time only when a store can keep it (a re-queued event hands over a string)', () => {
+    const clock = { now: () => new Date('2026-03-01T12:00:00Z') };
+    const at = (createdAt: unknown) =>
+      acceptedAt({ id: 'e', name: 'n', payload: '{}', attempt: 1, createdAt: createdAt as Date }, clock);
+    expect(at(new Date('2026-02-01T00:00:00Z')).toISOString()).toBe('2026-02-01T00:00:00.000Z');
+    expect(at('2026-02-01T00:00:00.000Z').toISOString()).toBe('2026-02-01T00:00:00.000Z');
+    for (const bad of ['+275760-09-13T00:00:00.000Z', '1969-12-31T23:59:59Z', 'soon', null, undefined]) {
+      expect(at(bad).toISOString(), String(bad)).toBe('2026-03-01T12:00:00.000Z');
+    }
   });
 
   it('has one effect per outbox event, however often it is delivered', async () => {

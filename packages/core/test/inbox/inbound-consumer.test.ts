@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import type { Logger } from '@gatehouse/core';
+import { type Logger, RetryLater } from '@gatehouse/core';
 import { FakeMailProvider } from '@gatehouse/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURES, fixture, received, resendFixture, setup } from './helpers.js';
@@ -585,7 +585,7 @@ describe('inbound consumer: notifications', () => {
     expect(await threadsOf(t, owner.id, account.id)).toHaveLength(1);
   });
 
-  it('never finishes while another delivery still holds a notification: its send may yet fail', async () => {
+  it('never finishes while another delivery of the event still holds a notification: its send may yet fail', async () => {
     // A hanging notifier outlives the outbox lease, so the event is delivered again meanwhile.
     let failFirst!: (e: Error) => void;
     const sent: string[] = [];
@@ -604,12 +604,22 @@ describe('inbound consumer: notifications', () => {
     const payload = received({ email_id: 'held-1' });
     const first = t.deliver('inbound', payload, { id: 'h' });
     await vi.waitFor(() => expect(calls).toBe(1));
-    await expect(t.deliver('inbound', payload, { id: 'h', attempt: 2 })).rejects.toThrow(
-      'notification failed',
+    // Back once the holder's claim is sent, released or run out, not on the quick backoff that
+    // could use up the attempts meanwhile.
+    const held = await t.deliver('inbound', payload, { id: 'h', attempt: 2 }).catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(RetryLater);
+    expect((held as RetryLater).notBefore.getTime() - t.clock.now().getTime()).toBe(5 * 60_000);
+    // A duplicate webhook of the same mail (another event) does not finish the message either:
+    // marking it processed would turn the holder's retry into a no-op.
+    await expect(t.deliver('inbound', payload, { id: 'h-dup' })).rejects.toThrow(
+      'notification held by another event',
     );
     failFirst(new Error('smtp hung up'));
     await expect(first).rejects.toThrow('notification failed');
     expect(await t.deliver('inbound', payload, { id: 'h', attempt: 3 })).toEqual({ outcome: 'resumed' });
+    expect(await t.deliver('inbound', payload, { id: 'h-dup', attempt: 2 })).toEqual({
+      outcome: 'duplicate',
+    });
     expect(sent).toEqual([owner.id]);
   });
 

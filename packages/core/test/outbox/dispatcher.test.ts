@@ -1,5 +1,5 @@
 import type { DeliveredEvent, GatehouseContext, Logger, OutboxOptions, Stores } from '@gatehouse/core';
-import { ConfigError, createGatehouse } from '@gatehouse/core';
+import { ConfigError, createGatehouse, RetryLater, StoreError } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -266,14 +266,21 @@ describe('outbox dispatcher', () => {
 
   it('started workers write the result again while the store is away, instead of leaving the lease to run out', async () => {
     const { outbox, stores, logs } = setup({ pollIntervalMs: HOUR });
-    const down = (times: number, write: (...a: any[]) => Promise<boolean>) => {
-      let left = times;
-      return (...a: unknown[]) =>
-        left-- > 0 ? Promise.reject(new Error('connection terminated')) : write(...a);
-    };
     const store = stores.outbox!;
-    store.complete = down(2, store.complete.bind(store));
-    store.retry = down(2, store.retry.bind(store));
+    // The first write of each kind fails; the retry's first write commits but its answer is lost.
+    const flaky = (write: (...a: any[]) => Promise<boolean>, plan: Array<'down' | 'lost'>) => {
+      return async (...a: unknown[]) => {
+        const step = plan.shift();
+        if (step === 'down') throw new StoreError('database unavailable');
+        if (step === 'lost') {
+          await write(...a);
+          throw new StoreError('database unavailable');
+        }
+        return write(...a);
+      };
+    };
+    store.complete = flaky(store.complete.bind(store), ['down', 'down']);
+    store.retry = flaky(store.retry.bind(store), ['down', 'lost']);
     let calls = 0;
     outbox.subscribe(NAME, async () => {
       calls += 1;
@@ -284,12 +291,53 @@ describe('outbox dispatcher', () => {
     await vi.waitFor(() => expect(logs.map((l) => l.fields.event)).toContain('outbox_retry'), {
       timeout: 5000,
     });
-    expect(await outbox.get(failing)).toMatchObject({ status: 'pending', lastError: 'Error: provider 503' });
+    expect(await outbox.get(failing)).toMatchObject({
+      status: 'pending',
+      lockedBy: null,
+      lastError: 'Error: provider 503',
+    });
     const ok = await outbox.publish({ name: NAME, payload: '{}' });
     await vi.waitFor(async () => expect(await outbox.get(ok)).toMatchObject({ status: 'done' }), {
       timeout: 5000,
     });
-    expect(logs.map((l) => l.fields.event)).not.toContain('outbox_store_error');
+    const events = logs.map((l) => l.fields.event);
+    expect(events).not.toContain('outbox_store_error');
+    expect(events).not.toContain('outbox_lease_lost');
+  });
+
+  it('stop() does not wait for a write retrying against a store that is away', async () => {
+    const { outbox, stores, logs } = setup({ pollIntervalMs: HOUR });
+    stores.outbox!.complete = () => Promise.reject(new StoreError('database unavailable'));
+    const entered = deferred();
+    outbox.subscribe(NAME, async () => entered.resolve());
+    outbox.start();
+    const id = await outbox.publish({ name: NAME, payload: '{}' });
+    await entered.promise;
+    await new Promise((r) => setTimeout(r, 300)); // the first retry is waiting
+    const t0 = Date.now();
+    await outbox.stop();
+    expect(Date.now() - t0).toBeLessThan(200);
+    expect(logs.map((l) => l.fields.event)).toContain('outbox_store_error');
+    expect(await outbox.get(id)).toMatchObject({ status: 'pending' }); // its lease runs out
+  });
+
+  it('retries a consumer that asks for a later time no earlier than that time', async () => {
+    const { outbox, clock } = setup();
+    let calls = 0;
+    outbox.subscribe(NAME, async () => {
+      calls += 1;
+      if (calls === 1)
+        throw new RetryLater('held elsewhere', new Date(clock.now().getTime() + 10 * 60 * SECOND));
+    });
+    const id = await outbox.publish({ name: NAME, payload: '{}' });
+    await outbox.drain();
+    const due = (await outbox.get(id))!.availableAt.getTime() - clock.now().getTime();
+    expect(due).toBe(10 * 60 * SECOND);
+    clock.advance(9 * 60 * SECOND);
+    expect(await outbox.drain()).toBe(0);
+    clock.advance(60 * SECOND);
+    expect(await outbox.drain()).toBe(1);
+    expect(await outbox.get(id)).toMatchObject({ status: 'done', attempts: 2 });
   });
 
   it('keeps delivering after a wake-up that found every slot busy', async () => {

@@ -168,24 +168,27 @@ export function postgresMailEventStore({ db, t }: StoreDeps): MailEventStore {
 export function postgresInboxNotificationStore({ db, t, wake }: StoreDeps): InboxNotificationStore {
   const T = t('inbox_notifications');
   return {
-    async claim(key, now, leaseUntil) {
+    async claim(key, now, leaseUntil, holder) {
       const r = await db.query(
-        `INSERT INTO ${T} AS n (key, lease_until, owner) VALUES ($1, $3, $4)
-         ON CONFLICT (key) DO UPDATE SET lease_until = EXCLUDED.lease_until, owner = EXCLUDED.owner
+        `INSERT INTO ${T} AS n (key, lease_until, owner, holder) VALUES ($1, $3, $4, $6)
+         ON CONFLICT (key) DO UPDATE SET lease_until = EXCLUDED.lease_until, owner = EXCLUDED.owner, holder = EXCLUDED.holder
          WHERE n.completed_at IS NULL
            AND (n.lease_until IS NULL OR n.lease_until < $2 OR (n.owner IS NOT NULL AND ${presenceGone('n.owner', '$5')}))`,
-        [key, now, leaseUntil, wake?.presenceKey() ?? null, PRESENCE_CLASS],
+        [key, now, leaseUntil, wake?.presenceKey() ?? null, PRESENCE_CLASS, holder],
       );
       if (affected(r) === 1) return 'claimed';
       // Not taken: sent, or another claim's lease runs. A claim released in between reads as
-      // held, and the caller comes back.
-      const row = await db.query(`SELECT completed_at IS NOT NULL AS done FROM ${T} WHERE key = $1`, [key]);
-      return (row.rows[0] as { done: boolean } | undefined)?.done ? 'completed' : 'held';
+      // held (by nobody), and the caller treats it as another's.
+      const row = await db.query(`SELECT completed_at IS NOT NULL AS done, holder FROM ${T} WHERE key = $1`, [
+        key,
+      ]);
+      const found = row.rows[0] as { done: boolean; holder: string | null } | undefined;
+      return found?.done ? 'completed' : { heldBy: found?.holder ?? null };
     },
     async complete(key, now) {
       await db.query(
         `INSERT INTO ${T} AS n (key, completed_at) VALUES ($1, $2)
-         ON CONFLICT (key) DO UPDATE SET completed_at = COALESCE(n.completed_at, EXCLUDED.completed_at), lease_until = NULL, owner = NULL`,
+         ON CONFLICT (key) DO UPDATE SET completed_at = COALESCE(n.completed_at, EXCLUDED.completed_at), lease_until = NULL, owner = NULL, holder = NULL`,
         [key, now],
       );
     },

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
-import { expectJson, freshEmail, type SignedUp, signUp } from './session.js';
+import { expectJson, freshEmail, SCENARIO_PASSWORD, type SignedUp, signUp } from './session.js';
 
-const PASSWORD = 'Marble-Kestrel-Lantern-5083';
+const PASSWORD = SCENARIO_PASSWORD;
 const NEW_PASSWORD = 'Quiet-Harbour-Thistle-2716';
 const MIN = 60_000;
 
@@ -14,9 +14,6 @@ interface SessionBody {
   expiresIn: number;
   refreshToken?: string;
 }
-const newEmail = (tag = 'auth') => freshEmail(tag);
-const signup = (ctx: HttpContext, email = newEmail(), password = PASSWORD) =>
-  signUp(ctx, { email, password, name: 'Grace Hopper' });
 
 async function login(ctx: HttpContext, a: { email: string; password: string }, refreshToken = true) {
   return expectJson<SessionBody>(
@@ -51,7 +48,7 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('signup (route 5)', () => {
       it('registers an account with the canonical email and answers 201 { user }', async () => {
-        const email = newEmail('Mixed.Case');
+        const email = freshEmail('Mixed.Case');
         const res = await ctx.request('/auth/signup', {
           json: { name: 'Ada Lovelace', email: `  ${email.toUpperCase()} `, password: PASSWORD },
         });
@@ -105,7 +102,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('answers 409 email_taken for a registered email in any case', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const res = await ctx.request('/auth/signup', {
           json: { name: 'Someone Else', email: a.email.toUpperCase(), password: NEW_PASSWORD },
         });
@@ -115,7 +112,7 @@ export function authScenarios(env: HttpEnv): void {
       it('refuses weak, short and overlong passwords with 400 validation_failed on password', async () => {
         for (const password of ['password1', 'Abc12!x', 'x'.repeat(129), 'qwertyuiop123']) {
           const res = await ctx.request('/auth/signup', {
-            json: { name: 'Weak', email: newEmail(), password },
+            json: { name: 'Weak', email: freshEmail('auth'), password },
           });
           const p = await expectProblem(res, 400, 'validation_failed');
           expect(p.errors?.some((e) => e.path === 'password')).toBe(true);
@@ -135,12 +132,12 @@ export function authScenarios(env: HttpEnv): void {
 
       it('refuses unknown fields, wrong types, bad emails and overlong names', async () => {
         const bodies = [
-          { name: 'X', email: newEmail(), password: PASSWORD, admin: true },
-          { name: 'X', email: newEmail(), password: 12345678 },
+          { name: 'X', email: freshEmail('auth'), password: PASSWORD, admin: true },
+          { name: 'X', email: freshEmail('auth'), password: 12345678 },
           { name: 'X', email: 'not-an-email', password: PASSWORD },
-          { name: 'x'.repeat(201), email: newEmail(), password: PASSWORD },
+          { name: 'x'.repeat(201), email: freshEmail('auth'), password: PASSWORD },
           { name: 'X', email: `${'a'.repeat(250)}@example.test`, password: PASSWORD },
-          { email: newEmail(), password: PASSWORD },
+          { email: freshEmail('auth'), password: PASSWORD },
         ];
         for (const b of bodies) {
           const p = await expectProblem(
@@ -155,7 +152,7 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('login (route 3), me (route 1), roles (route 2)', () => {
       it('answers a session without a refresh token unless asked for one', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const plain = await login(ctx, a, false);
         expect(plain).toEqual({ accessToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
         const withRefresh = await login(ctx, a, true);
@@ -163,17 +160,17 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('accepts the email in any case and with surrounding spaces', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         await login(ctx, { email: ` ${a.email.toUpperCase()} `, password: a.password });
       });
 
       it('answers one identical 401 invalid_credentials for a wrong password and an unknown email', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const wrong = await ctx.request('/auth/login', {
           json: { email: a.email, password: `${a.password}x` },
         });
         const unknown = await ctx.request('/auth/login', {
-          json: { email: newEmail(), password: a.password },
+          json: { email: freshEmail('auth'), password: a.password },
         });
         const p1 = await expectProblem(wrong, 401, 'invalid_credentials');
         const p2 = await expectProblem(unknown, 401, 'invalid_credentials');
@@ -181,7 +178,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('hashes the password exactly as sent: no trimming', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const res = await ctx.request('/auth/login', {
           json: { email: a.email, password: ` ${a.password} ` },
         });
@@ -189,7 +186,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('returns the user on GET /auth/me and the roles on GET /auth/roles', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx, { name: 'Grace Hopper' });
         const s = await login(ctx, a);
         const body = await expectJson<{ user: Record<string, unknown> }>(await me(ctx, s.accessToken), 200);
         expect(body.user).toEqual({
@@ -206,7 +203,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('refuses missing, malformed, tampered and expired access tokens with 401 invalid_token', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectProblem(await ctx.request('/auth/me'), 401, 'invalid_token');
         await expectProblem(await me(ctx, 'not.a.jwt'), 401, 'invalid_token');
@@ -226,7 +223,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('refuses an access token once it has expired (15 minutes)', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectJson(await me(ctx, s.accessToken), 200);
         ctx.clock.advance(15 * MIN + 31_000);
@@ -236,7 +233,7 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('refresh (route 4) and logout (route 6)', () => {
       it('rotates: every refresh answers a new pair and the new refresh token works', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const r1 = await expectJson<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
         expect(r1).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
@@ -248,7 +245,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('detects reuse: an already-rotated token answers 401 and ends the whole family', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const r1 = await expectJson<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
         await expectProblem(await refresh(ctx, s.refreshToken!), 401, 'invalid_token');
@@ -258,7 +255,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('lets exactly one of many concurrent refreshes with one token win (strict mode)', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const answers = await Promise.all(Array.from({ length: 8 }, () => refresh(ctx, s.refreshToken!)));
         const statuses = answers.map((r) => r.status);
@@ -281,7 +278,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('logout answers 204 and ends the session: refresh and access tokens die at once', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const other = await login(ctx, a);
         await expectJson(await me(ctx, s.accessToken), 200);
@@ -301,8 +298,8 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('forgot (route 7) and forgot-reset (route 8)', () => {
       it('answers the same 202 { accepted: true } for known and unknown emails; only the known one gets mail', async () => {
-        const a = await signup(ctx);
-        const unknown = newEmail('nobody');
+        const a = await signUp(ctx);
+        const unknown = freshEmail('nobody');
         const r1 = await ctx.request('/auth/forgot', { json: { email: a.email } });
         const r2 = await ctx.request('/auth/forgot', { json: { email: unknown } });
         expect([r1.status, r2.status]).toEqual([202, 202]);
@@ -316,7 +313,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('resets the password with the code from the mail, ends every session and mails the owner', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const code = await resetCode(ctx, a.email);
@@ -342,7 +339,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('a newer code voids the older one', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const first = await resetCode(ctx, a.email);
         await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
@@ -360,7 +357,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('refuses unknown and expired codes with 401 invalid_code, weak passwords with 400', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         await expectProblem(
           await ctx.request('/auth/forgot-reset', { json: { code: 'A'.repeat(43), password: NEW_PASSWORD } }),
           401,
@@ -409,7 +406,7 @@ export function authScenarios(env: HttpEnv): void {
         ctx.request('/auth/verify-email', { json: { code }, bearer: access });
 
       it('mails a code; a wrong one is 401 invalid_code, the right one sets emailVerified and works once', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const before = await expectJson<{ user: { emailVerified: boolean } }>(
           await me(ctx, s.accessToken),
@@ -445,8 +442,8 @@ export function authScenarios(env: HttpEnv): void {
           401,
           'invalid_token',
         );
-        const a = await signup(ctx);
-        const b = await signup(ctx);
+        const a = await signUp(ctx);
+        const b = await signUp(ctx);
         const sa = await login(ctx, a);
         const sb = await login(ctx, b);
         await expectJson(await send(sa.accessToken), 202);
@@ -460,7 +457,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('one send per 30 s and 10 per hour per user (429 with Retry-After); a code dies after 10 minutes', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
@@ -485,7 +482,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('10 wrong codes per user and day, then 429; a guess with no live code is not counted', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         // No code was sent yet: nothing to guess, nothing counted.
         for (let i = 0; i < 12; i++)
@@ -510,7 +507,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('email MFA enrolment proves the address only within the daily budget, and is never locked out by it', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
@@ -538,7 +535,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('parallel copies of the right code all succeed or lose the code, and none is counted as wrong', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectJson(await send(s.accessToken), 202);
         const code = await verifyCode(a, 0);
@@ -549,7 +546,7 @@ export function authScenarios(env: HttpEnv): void {
         for (const r of answers.filter((x) => x.status !== 200)) await expectProblem(r, 401, 'invalid_code');
         // The losers gave their points back: the day's 10 wrong tries are all still there (an
         // email change uses the same budget).
-        const next = newEmail('after-race');
+        const next = freshEmail('after-race');
         await expectJson(
           await ctx.request('/auth/email', {
             json: { newEmail: next, password: a.password },
@@ -567,7 +564,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('the send route takes no body: unknown fields and malformed JSON are refused', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         await expectProblem(
           await ctx.request('/auth/verify-email/send', { json: { x: 1 }, bearer: s.accessToken }),
@@ -605,12 +602,12 @@ export function authScenarios(env: HttpEnv): void {
         ctx.request('/auth/email/confirm', { json: { newEmail, code }, bearer: access });
 
       it('mails a code to the new address; the code switches login, lookup and reset to it and tells the old one', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         // A reset code mailed to the old address dies with the change.
         await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         const oldReset = await resetCode(ctx, a.email);
-        const next = newEmail('Moved');
+        const next = freshEmail('Moved');
         const canonical = next.toLowerCase();
         expect(
           await expectJson(await request(s.accessToken, { newEmail: next, password: a.password }), 202),
@@ -642,14 +639,14 @@ export function authScenarios(env: HttpEnv): void {
         expect(
           ctx.mail.to(a.email).filter((m) => m.subject === 'Your email address was changed'),
         ).toHaveLength(1);
-        await signup(ctx, a.email);
+        await signUp(ctx, { email: a.email });
       });
 
       it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses', async () => {
-        const a = await signup(ctx);
-        const b = await signup(ctx);
+        const a = await signUp(ctx);
+        const b = await signUp(ctx);
         const s = await login(ctx, a);
-        const next = newEmail('next');
+        const next = freshEmail('next');
         await expectProblem(await request(s.accessToken, { newEmail: next }), 403, 'reauth_required');
         await expectProblem(
           await request(s.accessToken, { newEmail: next, password: 'Wrong-Password-000' }),
@@ -681,10 +678,10 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('the code proves only the address it was mailed to; a newer request replaces it', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
-        const first = newEmail('first');
-        const second = newEmail('second');
+        const first = freshEmail('first');
+        const second = freshEmail('second');
         await expectJson(await request(s.accessToken, { newEmail: first, password: a.password }), 202);
         const code1 = await changeCode(first);
         await expectProblem(await confirm(s.accessToken, second, code1), 401, 'invalid_code');
@@ -696,12 +693,12 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('answers 409 email_taken when the address was registered between request and confirm', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
-        const next = newEmail('raced');
+        const next = freshEmail('raced');
         await expectJson(await request(s.accessToken, { newEmail: next, password: a.password }), 202);
         const code = await changeCode(next);
-        await signup(ctx, next);
+        await signUp(ctx, { email: next });
         await expectProblem(await confirm(s.accessToken, next, code), 409, 'email_taken');
         await login(ctx, a);
       });
@@ -709,7 +706,7 @@ export function authScenarios(env: HttpEnv): void {
 
     describe('password change and sessions (housekeeping)', () => {
       it('POST /auth/password changes the password, ends the other sessions and mails the owner', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const mine = await login(ctx, a);
         const other = await login(ctx, a);
         const res = await ctx.request('/auth/password', {
@@ -726,7 +723,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('POST /auth/password refuses a wrong current password with 401 invalid_credentials', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const res = await ctx.request('/auth/password', {
           json: { currentPassword: NEW_PASSWORD, newPassword: NEW_PASSWORD },
@@ -743,7 +740,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('POST /auth/password names newPassword when the new password is too weak', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         for (const newPassword of ['short', 'password']) {
           const problem = await expectProblem(
@@ -770,7 +767,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('GET /auth/sessions lists the own live sessions and marks the current one', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s1 = await login(ctx, a);
         const s2 = await login(ctx, a);
         const body = await expectJson<{ sessions: Array<{ id: string; current: boolean }> }>(
@@ -789,8 +786,8 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('DELETE /auth/sessions/{id} ends an own session at once; another user gets 404', async () => {
-        const a = await signup(ctx);
-        const b = await signup(ctx);
+        const a = await signUp(ctx);
+        const b = await signUp(ctx);
         const sa = await login(ctx, a);
         const sa2 = await login(ctx, a);
         const sb = await login(ctx, b);
@@ -820,7 +817,7 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('DELETE /auth/sessions needs fresh authentication: 403 reauth_required, then the password', async () => {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const mine = await login(ctx, a);
         const other = await login(ctx, a);
         ctx.clock.advance(11 * MIN);
@@ -876,7 +873,7 @@ export function authScenarios(env: HttpEnv): void {
         );
         // JSON is UTF-8: a body with other bytes is not JSON, whatever it parses to.
         const latin1 = Buffer.concat([
-          Buffer.from(`{"email":"${newEmail()}","password":"pass`),
+          Buffer.from(`{"email":"${freshEmail('auth')}","password":"pass`),
           Buffer.from([0xff]),
           Buffer.from('word-long-enough"}'),
         ]);
@@ -894,7 +891,7 @@ export function authScenarios(env: HttpEnv): void {
           await ctx.request('/auth/signup', {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: `{"name":"x","email":"${newEmail()}","password":"violet-otter-\\ud800-gravel"}`,
+            body: `{"name":"x","email":"${freshEmail('auth')}","password":"violet-otter-\\ud800-gravel"}`,
           }),
           400,
           'validation_failed',
@@ -911,7 +908,7 @@ export function authScenarios(env: HttpEnv): void {
         );
         await expectProblem(
           await ctx.request('/auth/signup', {
-            json: { name: 'x', email: newEmail(), password: 'p'.repeat(101 * 1024) },
+            json: { name: 'x', email: freshEmail('auth'), password: 'p'.repeat(101 * 1024) },
           }),
           413,
           'payload_too_large',
@@ -928,7 +925,7 @@ export function authScenarios(env: HttpEnv): void {
     it('answers 429 rate_limited with Retry-After after 10 failed logins for one email', async () => {
       const ctx = await env.setup();
       try {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         for (let i = 0; i < 10; i++) {
           await expectProblem(
             await ctx.request('/auth/login', { json: { email: a.email, password: `wrong-${i}` } }),
@@ -942,7 +939,7 @@ export function authScenarios(env: HttpEnv): void {
         expect(retry).toBeGreaterThan(0);
         expect(retry).toBeLessThanOrEqual(15 * 60);
         // Unknown emails are counted the same way.
-        const ghost = newEmail('ghost');
+        const ghost = freshEmail('ghost');
         for (let i = 0; i < 10; i++)
           await expectProblem(
             await ctx.request('/auth/login', { json: { email: ghost, password: 'x' } }),
@@ -964,7 +961,7 @@ export function authScenarios(env: HttpEnv): void {
     it('a parallel burst of logins for one email gets no more than 10 password checks', async () => {
       const ctx = await env.setup();
       try {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         // 30 at once, the right password last: every attempt is counted before its password is
         // checked, so the 11th and later are refused without a check, the right one included.
         const answers = await Promise.all(
@@ -991,7 +988,7 @@ export function authScenarios(env: HttpEnv): void {
     it('keeps answering 202 to forgot over its limit but sends no more mail', async () => {
       const ctx = await env.setup();
       try {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         for (let i = 0; i < 4; i++)
           await expectJson(await ctx.request('/auth/forgot', { json: { email: a.email } }), 202);
         await ctx.mail.waitFor(a.email, () => ctx.mail.to(a.email).length >= 3);
@@ -1007,7 +1004,9 @@ export function authScenarios(env: HttpEnv): void {
       const ctx = await env.setup({ routes: { signup: false } });
       try {
         await expectProblem(
-          await ctx.request('/auth/signup', { json: { name: 'No', email: newEmail(), password: PASSWORD } }),
+          await ctx.request('/auth/signup', {
+            json: { name: 'No', email: freshEmail('auth'), password: PASSWORD },
+          }),
           404,
           'not_found',
         );
@@ -1020,7 +1019,7 @@ export function authScenarios(env: HttpEnv): void {
     it('answers 404 to the email verification and change routes when the host switched them off', async () => {
       const ctx = await env.setup({ routes: { emailVerification: false, emailChange: false } });
       try {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         for (const path of [
           '/auth/verify-email/send',
@@ -1041,7 +1040,7 @@ export function authScenarios(env: HttpEnv): void {
     it('with refreshReuseGraceSeconds, concurrent refreshes of one token all get pairs in the same family', async () => {
       const ctx = await env.setup({ refreshReuseGraceSeconds: 10 });
       try {
-        const a = await signup(ctx);
+        const a = await signUp(ctx);
         const s = await login(ctx, a);
         const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(ctx, s.refreshToken!)));
         expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);

@@ -435,20 +435,23 @@ export function inboxStoreContract(setup: StoreSetup): void {
       const { stores, clock } = await setup();
       const key = `${id()}:${id()}`;
       const lease = () => new Date(clock.now().getTime() + 5 * MIN);
-      const claim = () => stores.inboxNotifications.claim(key, clock.now(), lease());
-      const claims = await Promise.all(Array.from({ length: 5 }, claim));
-      expect(claims.sort()).toEqual(['claimed', 'held', 'held', 'held', 'held']);
+      const claim = (holder: string) => stores.inboxNotifications.claim(key, clock.now(), lease(), holder);
+      const claims = await Promise.all(['e1', 'e2', 'e3', 'e4', 'e5'].map(claim));
+      const winner = ['e1', 'e2', 'e3', 'e4', 'e5'][claims.indexOf('claimed')];
+      expect(claims.filter((c) => c === 'claimed')).toHaveLength(1);
+      // The others learn who holds it (a redelivery of the holding event must wait for it).
+      expect(claims.filter((c) => c !== 'claimed')).toEqual(Array(4).fill({ heldBy: winner }));
       await stores.inboxNotifications.release(key);
-      expect(await claim()).toBe('claimed');
+      expect(await claim('e2')).toBe('claimed');
       clock.advance(4 * MIN);
-      expect(await claim()).toBe('held');
+      expect(await claim('e2')).toEqual({ heldBy: 'e2' });
       clock.advance(2 * MIN);
-      expect(await claim()).toBe('claimed');
+      expect(await claim('e3')).toBe('claimed');
       await stores.inboxNotifications.complete(key, clock.now());
       await stores.inboxNotifications.release(key);
-      expect(await claim()).toBe('completed');
+      expect(await claim('e4')).toBe('completed');
       clock.advance(60 * MIN);
-      expect(await claim()).toBe('completed');
+      expect(await claim('e4')).toBe('completed');
     });
   });
 }
