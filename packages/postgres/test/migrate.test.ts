@@ -45,6 +45,18 @@ afterAll(async () => {
   await db?.close();
 });
 
+/** A logger that keeps its warnings. */
+function warningLogger() {
+  const warnings: unknown[] = [];
+  const logger = {
+    debug() {},
+    info() {},
+    error() {},
+    warn: (o: Record<string, unknown>) => warnings.push(o),
+  };
+  return { warnings, logger };
+}
+
 describe('migrate', () => {
   it('applies every shipped migration to a new schema, and nothing on the second run', async () => {
     const schema = fresh('shipped');
@@ -102,13 +114,7 @@ describe('migrate', () => {
     const dir = await tempMigrations({ '0001_a.sql': 'CREATE TABLE a (id int);' });
     await migrate(db.pool, { schema, dir });
     await writeFile(join(dir, '0001_a.sql'), 'CREATE TABLE a (id int, extra int);');
-    const warnings: unknown[] = [];
-    const logger = {
-      debug() {},
-      info() {},
-      error() {},
-      warn: (o: Record<string, unknown>) => warnings.push(o),
-    };
+    const { warnings, logger } = warningLogger();
     expect((await migrate(db.pool, { schema, dir, logger })).applied).toEqual([]);
     expect(warnings).toEqual([
       expect.objectContaining({ event: 'migration_changed', migration: '0001_a.sql' }),
@@ -123,13 +129,7 @@ describe('migrate', () => {
     });
     await migrate(db.pool, { schema, dir: newer });
     const older = await tempMigrations({ '0001_a.sql': 'CREATE TABLE a (id int);' });
-    const warnings: unknown[] = [];
-    const logger = {
-      debug() {},
-      info() {},
-      error() {},
-      warn: (o: Record<string, unknown>) => warnings.push(o),
-    };
+    const { warnings, logger } = warningLogger();
     expect((await migrate(db.pool, { schema, dir: older, logger })).applied).toEqual([]);
     expect(warnings).toEqual([
       expect.objectContaining({ event: 'migration_unknown', schema, migrations: ['0002_b.sql'] }),
