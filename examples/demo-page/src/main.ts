@@ -1,4 +1,4 @@
-import { isStoreError } from '@gatehouse/core';
+import { causeMessage, errorMessage, isStoreError } from '@gatehouse/core';
 import { jsonLogger } from './logger.js';
 
 /** What a process of an example runs: the app or the worker. */
@@ -12,15 +12,8 @@ const errorLog = jsonLogger('error', (line) => process.stderr.write(line));
  *  value) and no stack: a bad variable is an operator's mistake, not a bug to debug. */
 function reportStartupFailure(err: unknown): void {
   const error = err instanceof Error ? err.name : typeof err;
-  const reason = err instanceof Error ? err.message : String(err);
-  // A refused dual-stack connect is an AggregateError of one error per address tried.
-  const under = err instanceof Error ? err.cause : undefined;
-  const cause =
-    under instanceof AggregateError
-      ? under.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ')
-      : under instanceof Error
-        ? under.message
-        : undefined;
+  const reason = errorMessage(err);
+  const cause = causeMessage(err);
   errorLog.error(
     {
       event: 'startup_failed',
@@ -53,10 +46,7 @@ export async function runMain(start: () => Promise<Running>): Promise<void> {
     running.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        errorLog.error(
-          { event: 'shutdown_failed', reason: err instanceof Error ? err.message : String(err) },
-          'shutdown failed',
-        );
+        errorLog.error({ event: 'shutdown_failed', reason: errorMessage(err) }, 'shutdown failed');
         process.exit(1);
       },
     );

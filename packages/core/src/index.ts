@@ -14,4 +14,5 @@ export type { Outbox } from './outbox/index.js';
 export * from './outbox/types.js';
 export * from './ports/index.js';
 export { type Algorithm, createKeyring, type KeyInput, type Keyring } from './tokens/keyring.js';
+export { causeMessage, errorMessage } from './util/error-message.js';
 export * from './webhook/public.js';

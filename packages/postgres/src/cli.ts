@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { jsonLinesLogger } from '@gatehouse/core';
+import { causeMessage, errorMessage, jsonLinesLogger } from '@gatehouse/core';
 import { migrate } from './migrate.js';
 
 const USAGE = `Usage: gatehouse-postgres migrate [--schema <name>] [--database-url <url>]
@@ -12,16 +12,6 @@ Applies the numbered Gatehouse migrations to one schema (created when missing).
 
 /** Structured lines on stderr: the CLI's only output besides the summary. */
 const logger = jsonLinesLogger((line) => process.stderr.write(`${line}\n`));
-
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-/** What lies under a wrapped error ("database unavailable"): the socket error names the
- *  address it could not reach; a refused dual-stack connect is an AggregateError of several. */
-function causeOf(e: unknown): string | undefined {
-  const cause = e instanceof Error ? e.cause : undefined;
-  if (cause instanceof AggregateError && cause.errors.length > 0)
-    return cause.errors.map(messageOf).join('; ');
-  return cause === undefined ? undefined : messageOf(cause);
-}
 
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -53,7 +43,10 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     );
     return 0;
   } catch (e) {
-    logger.error({ event: 'migration_failed', err: messageOf(e), cause: causeOf(e) }, 'migration failed');
+    logger.error(
+      { event: 'migration_failed', err: errorMessage(e), cause: causeMessage(e) },
+      'migration failed',
+    );
     return 1;
   } finally {
     await pool.end();
@@ -65,7 +58,7 @@ main(process.argv.slice(2), process.env).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`${messageOf(e)}\n`);
+    process.stderr.write(`${errorMessage(e)}\n`);
     process.exitCode = 1;
   },
 );

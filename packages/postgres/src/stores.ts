@@ -70,7 +70,11 @@ function portStores(deps: StoreDeps): PortStores {
 
 const POOL_ERROR_HANDLED = Symbol.for('gatehouse.postgres.pool-error-handled');
 
-const OPTION_KEYS = new Set(['pool', 'schema', 'clock', 'logger', 'listen']);
+/** Every option, checked complete against the type: a new option cannot be refused as unknown. */
+const OPTION_KEYS = { pool: true, schema: true, clock: true, logger: true, listen: true } satisfies Record<
+  keyof PostgresStoresOptions,
+  true
+>;
 
 const isPool = (v: unknown): v is PoolLike =>
   typeof (v as PoolLike | null)?.query === 'function' && typeof (v as PoolLike).connect === 'function';
@@ -86,7 +90,7 @@ function storesOptions(
       'postgresStores needs a pg.Pool: postgresStores(pool) or postgresStores({ pool, schema })',
     );
   // A misspelt `schema` would silently read and write the default schema's tables.
-  const unknown = Object.keys(opts).filter((k) => !OPTION_KEYS.has(k));
+  const unknown = Object.keys(opts).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
   if (unknown.length > 0) throw new ConfigError(`postgresStores: unknown option(s) ${unknown.join(', ')}`);
   return opts;
 }

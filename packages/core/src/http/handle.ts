@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
-import { errorMessage } from '../util/error-message.js';
+import { causeMessage, errorMessage } from '../util/error-message.js';
 import { bearerToken } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { errorToResponse, replyToResponse } from './respond.js';
@@ -134,14 +134,8 @@ function failed(
   if (isStoreError(e)) {
     // Operational, not a bug: what failed underneath (the driver's "connect ECONNREFUSED ..."),
     // without a stack on every request of an outage.
-    const { cause } = e;
     logger.warn(
-      {
-        event: 'store_unavailable',
-        ...fields,
-        err: errorMessage(e),
-        cause: cause === undefined ? null : errorMessage(cause),
-      },
+      { event: 'store_unavailable', ...fields, err: errorMessage(e), cause: causeMessage(e) ?? null },
       'store unavailable',
     );
   } else if (!isGatehouseError(e)) {

@@ -4,6 +4,7 @@ import type { GatehouseContext } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxRole } from '../ports/inbox-account-store.js';
+import type { User } from '../ports/user-store.js';
 import { type AccessMeta, requireAccount, requireThread } from './access.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ResolvedInboxOptions } from './options.js';
@@ -66,12 +67,13 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       // before the lookup, so a caller over the limit learns nothing more. Only misses: a found
       // user, or a lookup the store failed, gives the point back.
       const lookup = await ctx.throttle.take(['member:user', userId], ['member:ip', ipOf(meta)]);
-      const user = await ctx.stores.users.findByEmail(body.email).catch(async (e: unknown) => {
-        await lookup.release();
-        throw e;
-      });
+      let user: User | null | undefined;
+      try {
+        user = await ctx.stores.users.findByEmail(body.email);
+      } finally {
+        if (user !== null) await lookup.release(); // found, or the store failed
+      }
       if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
-      await lookup.release();
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
       if (r === 'last_owner') {
         throw new GatehouseError('validation_failed', {
