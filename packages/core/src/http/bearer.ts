@@ -1,10 +1,11 @@
 import { GatehouseError } from '../errors.js';
+import { firstValue } from './header.js';
 import type { HeaderValue } from './types.js';
 
 /** The access token of an `Authorization: Bearer <token>` header (RFC 6750 b64token syntax,
  *  at most 4 KiB); 401 `invalid_token` for anything else, a missing header included. */
 export function bearerToken(authorization: HeaderValue): string {
-  const h = Array.isArray(authorization) ? authorization[0] : authorization;
+  const h = firstValue(authorization);
   const m = h === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(h);
   if (!m || m[1]!.length > 4096) throw new GatehouseError('invalid_token');
   return m[1]!;

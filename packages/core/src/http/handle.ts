@@ -5,6 +5,7 @@ import type { Logger } from '../ports/logger.js';
 import { causeMessage, errorMessage } from '../util/error-message.js';
 import { bearerToken } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
+import { firstValue } from './header.js';
 import { errorToResponse, replyToResponse } from './respond.js';
 import type { Router } from './router.js';
 import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, RouteDef } from './types.js';
@@ -38,9 +39,22 @@ const NO_QUERY = new URLSearchParams();
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const identity = /^\s*(?:identity\s*)?$/i;
 
-function header(headers: Record<string, HeaderValue>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
+const header = (headers: Record<string, HeaderValue>, name: string) => firstValue(headers[name]);
+
+/** What handling any request starts with: its path without the query (`q`: where the query
+ *  starts, -1 for none) and the request id of its log lines. */
+function begin(url: string) {
+  const q = url.indexOf('?');
+  return { path: q === -1 ? url : url.slice(0, q), q, requestId: nextRequestId() };
+}
+
+/** The principal of the request's Bearer token (401 `invalid_token` otherwise). */
+function bearerPrincipal(
+  opts: Pick<HandlerOptions, 'authenticate'>,
+  headers: Record<string, HeaderValue>,
+  at: { ip: string; route: string; requestId: string },
+): Promise<Principal> {
+  return opts.authenticate(bearerToken(headers.authorization), at);
 }
 
 function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unknown {
@@ -78,12 +92,10 @@ export function validate<T>(schema: ZodType<T>, value: unknown): T {
  *  Returns `null` for paths outside Gatehouse's mount points so an adapter can fall through. */
 export function createHandler(opts: HandlerOptions) {
   return async function handle(req: NeutralRequest): Promise<NeutralResponse | null> {
-    const q = req.path.indexOf('?');
-    const path = q === -1 ? req.path : req.path.slice(0, q);
+    const { path, q, requestId } = begin(req.path);
     const matched = opts.router.match(req.method.toUpperCase(), path);
     if (!matched) return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
     const { route, params, pattern } = matched;
-    const requestId = nextRequestId();
     let ip = '';
     let principal: Principal | undefined;
     try {
@@ -93,7 +105,7 @@ export function createHandler(opts: HandlerOptions) {
       // Who is asking comes before what they sent: an anonymous caller learns nothing from validation.
       principal =
         route.auth === 'bearer'
-          ? await opts.authenticate(bearerToken(req.headers.authorization), { ip, route: pattern, requestId })
+          ? await bearerPrincipal(opts, req.headers, { ip, route: pattern, requestId })
           : undefined;
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       const body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
@@ -160,15 +172,11 @@ export function createAuthorizer(opts: Pick<HandlerOptions, 'authenticate' | 'cl
   return async function authorize(
     req: Pick<NeutralRequest, 'headers' | 'ip' | 'path'>,
   ): Promise<Authorization> {
-    const q = req.path.indexOf('?');
-    const route = q === -1 ? req.path : req.path.slice(0, q);
-    const requestId = nextRequestId();
+    const { path: route, requestId } = begin(req.path);
     let ip = '';
     try {
       ip = opts.clientIp(req);
-      return {
-        principal: await opts.authenticate(bearerToken(req.headers.authorization), { ip, route, requestId }),
-      };
+      return { principal: await bearerPrincipal(opts, req.headers, { ip, route, requestId }) };
     } catch (e) {
       return { response: failed(opts.logger, e, { principal: undefined, route, requestId, ip }) };
     }

@@ -218,7 +218,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (notified.failed) throw new Error('notification failed');
     // Not finished (marked processed) while another event's send may yet fail: its retry would
     // then find the message processed and never send. Back on the quick backoff: that holder
-    // lives and finishes in moments.
+    // was waited for briefly already, and its lease bounds how long it can keep the notice.
     if (notified.heldElsewhere) throw new Error('notification held by another event');
     // The message is readable and its members told; the retry fetches only what is missing.
     if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);

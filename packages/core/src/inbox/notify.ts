@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { GatehouseContext } from '../context.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
@@ -42,12 +43,19 @@ export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Noti
 /** What `notifyMembers` left undone: `failed` when a notification failed (released, so a retry
  *  of the event sends it); `heldUntil` when an earlier delivery of the same event still holds
  *  one (its send may yet fail), and until when that claim's lease can run at the latest;
- *  `heldElsewhere` when another event (a duplicate webhook of the mail) holds one. */
+ *  `heldElsewhere` when another event (a duplicate webhook of the mail) still holds one after
+ *  the short wait for it. */
 export interface NotifyResult {
   failed: boolean;
   heldUntil: Date | null;
   heldElsewhere: boolean;
 }
+
+/** Pauses before claiming again what another event holds (about 1.5 s in all). Duplicate
+ *  webhooks of one mail are usually delivered side by side, and each claims some members'
+ *  notices first: waiting for the other's sends, after making our own, finishes both without a
+ *  retry. A holder still busy after that (a hanging send) is left to the outbox's backoff. */
+const HELD_ELSEWHERE_WAITS_MS = [50, 100, 200, 400, 800];
 
 /** Notifies every owner/member of the account once about `message` (idempotency key
  *  `${messageId}:${userId}` claimed in the notification store). */
@@ -59,8 +67,9 @@ export async function notifyMembers(
   outboxEventId: string,
 ): Promise<NotifyResult> {
   const result: NotifyResult = { failed: false, heldUntil: null, heldElsewhere: false };
-  for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
-    const key = `${message.id}:${member.userId}`;
+  /** Claims and sends one notice; false when another event holds it. */
+  const notifyOne = async (userId: string): Promise<boolean> => {
+    const key = `${message.id}:${userId}`;
     const now = ctx.clock.now();
     const claim = await ctx.stores.inboxNotifications.claim(
       key,
@@ -68,25 +77,22 @@ export async function notifyMembers(
       new Date(now.getTime() + leaseMs),
       outboxEventId,
     );
-    if (claim === 'completed') continue;
+    if (claim === 'completed') return true;
     if (claim !== 'claimed') {
       // Held by another event (a duplicate webhook of this mail), or by an earlier delivery of
       // this very event whose outbox lease ran out first (say on a hanging SMTP call): either
       // send may yet fail. The earlier delivery is fenced off from retrying, so this event must
       // come back once that claim is sent, released or run out.
-      if (claim.heldBy !== outboxEventId) {
-        result.heldElsewhere = true;
-        continue;
-      }
+      if (claim.heldBy !== outboxEventId) return false;
       result.heldUntil = new Date(now.getTime() + leaseMs);
       ctx.logger.info(
-        { event: 'inbox_notify_held', outboxEventId, messageId: message.id, userId: member.userId },
+        { event: 'inbox_notify_held', outboxEventId, messageId: message.id, userId },
         'notification being sent by an earlier delivery of this event; the event will be retried',
       );
-      continue;
+      return true;
     }
     try {
-      const user = await ctx.stores.users.findById(member.userId);
+      const user = await ctx.stores.users.findById(userId);
       if (user && !user.disabled) {
         await ctx.notifier.notify(
           {
@@ -108,16 +114,24 @@ export async function notifyMembers(
       result.failed = true;
       await ctx.stores.inboxNotifications.release(key).catch(() => {});
       ctx.logger.warn(
-        {
-          event: 'inbox_notify_failed',
-          outboxEventId,
-          messageId: message.id,
-          userId: member.userId,
-          err: errorMessage(e),
-        },
+        { event: 'inbox_notify_failed', outboxEventId, messageId: message.id, userId, err: errorMessage(e) },
         'notification failed; the event will be retried',
       );
     }
+    return true;
+  };
+
+  let held: string[] = [];
+  for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
+    if (!(await notifyOne(member.userId))) held.push(member.userId);
   }
+  for (const ms of HELD_ELSEWHERE_WAITS_MS) {
+    if (held.length === 0) break;
+    await sleep(ms);
+    const still: string[] = [];
+    for (const userId of held) if (!(await notifyOne(userId))) still.push(userId);
+    held = still;
+  }
+  result.heldElsewhere = held.length > 0;
   return result;
 }

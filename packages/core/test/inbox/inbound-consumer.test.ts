@@ -623,6 +623,35 @@ describe('inbound consumer: notifications', () => {
     expect(sent).toEqual([owner.id]);
   });
 
+  it('finishes duplicate webhooks of one mail delivered side by side without a retry, each notice sent once', async () => {
+    // Each delivery claims some members' notices before the other gets to them; each then
+    // waits for the other's sends instead of failing for the outbox to retry.
+    const sent: string[] = [];
+    const t = setup({
+      notifier: {
+        notify: async (n) => {
+          await new Promise((r) => setTimeout(r, 20));
+          sent.push(n.userId);
+        },
+      },
+    });
+    const { owner, account } = await withAccount(t);
+    const members = [];
+    for (let i = 0; i < 3; i += 1) {
+      const member = await t.user();
+      await t.gh.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
+      members.push(member.id);
+    }
+    const payload = received({ email_id: 'side-by-side' });
+    const outcomes = await Promise.all([
+      t.deliver('inbound', payload, { id: 'a' }),
+      t.deliver('inbound', payload, { id: 'b' }),
+    ]);
+    expect(outcomes.map((o) => o?.outcome).sort()).toEqual(['resumed', 'stored']);
+    expect(sent.sort()).toEqual([owner.id, ...members].sort());
+    expect(await t.deliver('inbound', payload, { id: 'c' })).toEqual({ outcome: 'duplicate' });
+  });
+
   it('mails owners through the mailer by default, with CR/LF removed from the subject', async () => {
     const mails: Array<{ to: string; subject: string }> = [];
     const t = setup({ notifier: undefined, mailer: { send: async (m) => void mails.push(m) } });
