@@ -45,6 +45,9 @@ const titles: Record<ErrorCode, string> = {
   internal: 'Internal error',
 };
 
+/** The fixed title of a code's problem answer. */
+export const errorTitle = (code: ErrorCode): string => titles[code];
+
 export interface FieldError {
   path: string;
   message: string;

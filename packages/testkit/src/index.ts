@@ -1,4 +1,5 @@
 export * from './fake-provider.js';
+export * from './http/conformance.js';
 export * from './http/contract.js';
 export * from './http/expect.js';
 export * from './http/harness.js';

@@ -19,6 +19,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: 'The authenticated user',
+      errors: ['unavailable'],
       responses: { 200: ok('The user', s.meAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.me(rc.principal) }),
     },
@@ -28,6 +29,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: 'Roles of the authenticated user',
+      errors: ['unavailable'],
       responses: { 200: ok('The roles', s.rolesAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.roles(rc.principal) }),
     },
@@ -38,6 +40,7 @@ export function authRoutes(
       auth: 'none',
       body: s.loginBody,
       summary: 'Log in with email and password',
+      errors: ['invalid_credentials', 'rate_limited', 'unavailable'],
       responses: {
         200: ok(
           'A session, or `{ mfaRequired, mfaToken, methods }` when MFA is on',
@@ -53,6 +56,7 @@ export function authRoutes(
       auth: 'none',
       body: s.refreshBody,
       summary: 'Exchange a refresh token for a new pair (rotation)',
+      errors: ['invalid_token', 'unavailable'],
       responses: { 200: ok('A session with a new refresh token', s.sessionAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.refresh(rc.body, metaOf(rc)) }),
     },
@@ -63,6 +67,7 @@ export function authRoutes(
       auth: 'none',
       body: s.logoutBody,
       summary: 'End the session of a refresh token',
+      errors: ['unavailable'],
       responses: { 204: ok('Session ended') },
       handler: async (rc) => {
         await api.logout(rc.body, metaOf(rc));
@@ -76,6 +81,7 @@ export function authRoutes(
       auth: 'none',
       body: s.forgotBody,
       summary: 'Mail a password-reset code (same answer for unknown emails)',
+      errors: ['unavailable'],
       responses: { 202: ok('Accepted', s.acceptedAnswer) },
       handler: async (rc) => ({ status: 202, body: await api.forgot(rc.body, metaOf(rc)) }),
     },
@@ -86,6 +92,7 @@ export function authRoutes(
       auth: 'none',
       body: s.forgotResetBody,
       summary: 'Set a new password with the mailed code',
+      errors: ['invalid_code', 'rate_limited', 'unavailable'],
       responses: { 204: ok('Password changed; every session ended') },
       handler: async (rc) => {
         await api.forgotReset(rc.body, metaOf(rc));
@@ -99,6 +106,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.changePasswordBody,
       summary: 'Change the password (other sessions end unless keepOtherSessions)',
+      errors: ['invalid_credentials', 'rate_limited', 'unavailable'],
       responses: { 204: ok('Password changed') },
       handler: async (rc) => {
         await api.changePassword(rc.principal, rc.body, metaOf(rc));
@@ -111,6 +119,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: "The caller's live sessions",
+      errors: ['unavailable'],
       responses: { 200: ok('Sessions, newest first', s.sessionsAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.listSessions(rc.principal) }),
     },
@@ -121,6 +130,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End every other session (fresh login or password needed)',
+      errors: ['reauth_required', 'rate_limited', 'unavailable'],
       responses: { 204: ok('Other sessions ended') },
       handler: async (rc) => {
         await api.revokeOtherSessions(rc.principal, rc.body ?? {}, metaOf(rc));
@@ -134,6 +144,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End one of your sessions (fresh login or password needed)',
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
       responses: { 204: ok('Session ended') },
       handler: async (rc) => {
         await api.revokeSession(rc.principal, rc.params.id!, rc.body ?? {}, metaOf(rc));
@@ -159,6 +170,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.emptyBody,
         summary: 'Mail a code that confirms your email address',
+        errors: ['nothing_to_resend', 'rate_limited', 'unavailable'],
         responses: { 202: ok('Mailed (409 `nothing_to_resend` once confirmed)', s.acceptedAnswer) },
         handler: async (rc) => ({
           status: 202,
@@ -172,6 +184,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.verifyEmailBody,
         summary: 'Confirm your email address with the mailed code',
+        errors: ['invalid_code', 'rate_limited', 'unavailable'],
         responses: { 200: ok('The user, `emailVerified: true`', s.meAnswer) },
         handler: async (rc) => ({
           status: 200,
@@ -188,6 +201,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.changeEmailBody,
         summary: 'Change your email address: mails a code to the new one (password required)',
+        errors: ['reauth_required', 'email_taken', 'rate_limited', 'unavailable'],
         responses: { 202: ok('Mailed to the new address', s.acceptedAnswer) },
         handler: async (rc) => ({
           status: 202,
@@ -201,6 +215,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.confirmEmailChangeBody,
         summary: 'Switch to the new email address with the code mailed there',
+        errors: ['invalid_code', 'email_taken', 'rate_limited', 'unavailable'],
         responses: { 200: ok('The user with the new, confirmed address', s.meAnswer) },
         handler: async (rc) => ({
           status: 200,
@@ -216,6 +231,7 @@ export function authRoutes(
       auth: 'none',
       body: s.signupBody,
       summary: 'Register an account',
+      errors: ['email_taken', 'rate_limited', 'unavailable'],
       responses: { 201: ok('Registered', s.signupAnswer) },
       handler: async (rc) => ({ status: 201, body: await api.signup(rc.body, metaOf(rc)) }),
     });

@@ -6,6 +6,7 @@ import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 export const emailField = z
   .string()
   .max(254)
+  .meta({ format: 'idn-email' })
   .overwrite(canonicalEmail)
   .pipe(z.email({ pattern: EMAIL_PATTERN }));
 
@@ -65,6 +66,8 @@ export const mfaRequiredAnswer = z.object({
   mfaRequired: z.literal(true),
   mfaToken: z.string(),
   methods: z.array(z.enum(['totp', 'email', 'webauthn', 'recovery'])),
+  /** `mfa.required` and no method yet: the methods to enrol now (`/auth/mfa/enrol/*`). */
+  enrol: z.array(z.enum(['totp', 'email', 'webauthn'])).optional(),
 });
 export const meAnswer = z.object({
   user: z.object({

@@ -1,5 +1,6 @@
 import { type ZodType, z } from 'zod';
 import pkg from '../../package.json' with { type: 'json' };
+import { type ErrorCode, errorStatus, errorTitle } from '../errors.js';
 import type { RouteDef } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -33,35 +34,73 @@ function jsonSchema(schema: ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-const problem = (description: string) => ({
+/** `Retry-After` of a 429, and of a 503 when a store is down (CONTRACT.md 3). */
+const retryAfter = {
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
+};
+
+const problem = (description: string, status: number) => ({
   description,
+  ...(status === 429 || status === 503 ? { headers: retryAfter } : {}),
   content: { 'application/problem+json': { schema: problemRef } },
 });
 
+/** The codes every route of this kind can answer, then the route's own. */
+function errorCodes(route: MountedRoute): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  if (route.body || route.raw) codes.push('validation_failed', 'invalid_json', 'payload_too_large');
+  if (route.body) codes.push('unsupported_media_type');
+  if (route.auth === 'bearer') codes.push('invalid_token');
+  return [...new Set([...codes, ...(route.errors ?? [])])];
+}
+
+function responsesOf(route: MountedRoute): Json {
+  const responses: Json = {};
+  const declared = route.responses ?? { 200: { description: 'Success' } };
+  for (const [status, r] of Object.entries(declared)) {
+    if (Number(status) >= 400) continue;
+    const content = r.binary
+      ? { '*/*': { schema: { type: 'string', format: 'binary' } } }
+      : r.schema
+        ? { 'application/json': { schema: jsonSchema(r.schema, 'output') } }
+        : undefined;
+    responses[status] = content ? { description: r.description, content } : { description: r.description };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodes(route)) {
+    const status = errorStatus[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const status of Object.keys(declared).map(Number)) {
+    if (status >= 400 && !byStatus.has(status)) byStatus.set(status, []);
+  }
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const named = codes.map((c) => `${errorTitle(c)} (\`${c}\`)`).join('; ');
+    const own = declared[status]?.description;
+    responses[status] = problem(own && named ? `${own}: ${named}` : own || named, status);
+  }
+  responses.default = problem('Any other error (RFC 9457 problem with a stable `code`)', 500);
+  return responses;
+}
+
 function operation(route: MountedRoute): Json {
-  const params = [...route.fullPath.matchAll(/:(\w+)/g)].map((m) => ({
+  const params: Json[] = [...route.fullPath.matchAll(/:(\w+)/g)].map((m) => ({
     name: m[1],
     in: 'path',
     required: true,
     schema: { type: 'string', maxLength: 200 },
   }));
-  const responses: Json = {};
-  for (const [status, r] of Object.entries(route.responses ?? { 200: { description: 'Success' } })) {
-    responses[status] = r.schema
-      ? {
-          description: r.description,
-          content: { 'application/json': { schema: jsonSchema(r.schema, 'output') } },
-        }
-      : { description: r.description };
+  for (const [name, schema] of Object.entries(route.query?.shape ?? {})) {
+    const { description, ...rest } = jsonSchema(schema as ZodType, 'input');
+    params.push({
+      name,
+      in: 'query',
+      required: !(schema as ZodType).safeParse(undefined).success,
+      ...(description === undefined ? {} : { description }),
+      schema: rest,
+    });
   }
-  if (route.body || route.raw) {
-    responses['400'] ??= problem('Invalid body (`validation_failed` or `invalid_json`)');
-    responses['413'] ??= problem('Body over the limit (`payload_too_large`)');
-  }
-  if (route.body) responses['415'] ??= problem('Body is not JSON (`unsupported_media_type`)');
-  if (route.auth === 'bearer')
-    responses['401'] ??= problem('Missing or invalid access token (`invalid_token`)');
-  responses.default = problem('Any other error (RFC 9457 problem with a stable `code`)');
+  const responses = responsesOf(route);
 
   const op: Json = {
     operationId: `${route.method.toLowerCase()}${route.fullPath
@@ -120,7 +159,12 @@ export function openApiRoute(routes: () => readonly MountedRoute[]): RouteDef {
     area: 'auth',
     auth: 'none',
     summary: 'OpenAPI 3.1 document of every route',
-    responses: { 200: { description: 'The OpenAPI document' } },
+    responses: {
+      200: {
+        description: 'The OpenAPI document',
+        schema: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }),
+      },
+    },
     handler: () => {
       doc ??= openApiDocument(routes());
       return { status: 200, body: doc };

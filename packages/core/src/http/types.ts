@@ -1,4 +1,5 @@
-import type { ZodType } from 'zod';
+import type { ZodObject, ZodType } from 'zod';
+import type { ErrorCode } from '../errors.js';
 
 export type HeaderValue = string | string[] | undefined;
 
@@ -77,6 +78,12 @@ export interface RouteDef<B = any> {
   bodyLimit?: number;
   /** OpenAPI metadata. */
   summary: string;
-  responses?: Record<number, { description: string; schema?: ZodType }>;
+  /** Success answers (and errors that need their own wording); `binary`: raw bytes of any type. */
+  responses?: Record<number, { description: string; schema?: ZodType; binary?: boolean }>;
+  /** The codes of CONTRACT.md section 3 this route answers beyond those every route of its kind
+   *  can (a body's 400/413/415, a Bearer route's 401 `invalid_token`): documented per status. */
+  errors?: readonly ErrorCode[];
+  /** Query parameters, for the document only (the handler reads and checks them). */
+  query?: ZodObject;
   handler(ctx: RouteContext<B>): Promise<Reply> | Reply;
 }

@@ -12,6 +12,7 @@ import {
   replyBody,
   replySchema,
   threadDetailSchema,
+  threadListQuery,
   threadListSchema,
 } from './schemas.js';
 
@@ -32,11 +33,12 @@ export function contentDisposition(filename: string): string {
 /** The request and session behind a route call, for the log line of a refusal. */
 const asker = (rc: RouteContext<unknown>): AccessMeta => ({ ...metaOf(rc), sid: rc.principal.sid });
 
-const errors = {
-  401: { description: 'missing or invalid access token' },
+const access = {
   403: { description: 'not an owner/member of that inbox account' },
   404: { description: 'unknown id' },
 };
+/** What every route of an account or thread can answer beyond a Bearer route's 401. */
+const errors = ['forbidden', 'not_found', 'unavailable'] as const;
 
 /** The inbox API of CONTRACT.md 4.5 (area `inbox`, Bearer, members only). Routes with a body
  *  check access first: a non-member gets 403 whatever they sent. */
@@ -60,7 +62,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       body: createAccountBody,
       validatesBody: true, // createAccount validates (it is gh.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
-      responses: { 201: { description: 'the account', schema: accountSchema }, 401: errors[401] },
+      responses: { 201: { description: 'the account', schema: accountSchema } },
+      errors: ['forbidden', 'unavailable'],
       async handler({ principal, body }) {
         return { status: 201, body: await api.createAccount(principal.userId, body) };
       },
@@ -71,7 +74,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       summary: 'Inbox accounts the caller belongs to',
-      responses: { 200: { description: 'accounts', schema: accountListSchema }, 401: errors[401] },
+      responses: { 200: { description: 'accounts', schema: accountListSchema } },
+      errors: ['unavailable'],
       async handler({ principal }) {
         return { status: 200, body: { accounts: await api.listAccounts(principal.userId) } };
       },
@@ -87,10 +91,11 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       responses: {
         201: { description: 'member added', schema: memberSchema },
         200: { description: 'role changed', schema: memberSchema },
-        ...errors,
+        ...access,
         404: { description: 'unknown account id, or no user with this email' },
         429: { description: 'too many emails without a user (member:user, member:ip)' },
       },
+      errors: [...errors, 'rate_limited'],
       async handler(rc) {
         const { principal, params, body } = rc;
         const { member, created } = await api.addMember(principal.userId, params.id!, body, asker(rc));
@@ -103,7 +108,9 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       summary: 'Threads of an inbox account, newest first (`?cursor=` from `nextCursor`, `?limit=`)',
-      responses: { 200: { description: 'one page of threads', schema: threadListSchema }, ...errors },
+      query: threadListQuery,
+      responses: { 200: { description: 'one page of threads', schema: threadListSchema }, ...access },
+      errors: [...errors, 'validation_failed'],
       async handler(rc) {
         const { principal, params, query } = rc;
         const limit = limitOf(query.get('limit'));
@@ -124,7 +131,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       summary: 'A thread with its messages (oldest first), statuses and attachment metadata',
-      responses: { 200: { description: 'the thread', schema: threadDetailSchema }, ...errors },
+      responses: { 200: { description: 'the thread', schema: threadDetailSchema }, ...access },
+      errors,
       async handler(rc) {
         return { status: 200, body: await api.getThread(rc.principal.userId, rc.params.id!, asker(rc)) };
       },
@@ -135,7 +143,8 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       summary: 'Download an attachment (never rendered at the host origin)',
-      responses: { 200: { description: 'the bytes, as a download' }, ...errors },
+      responses: { 200: { description: 'the bytes, as a download', binary: true }, ...access },
+      errors,
       async handler(rc) {
         const a = await api.getAttachment(rc.principal.userId, rc.params.id!, asker(rc));
         return {
@@ -161,9 +170,10 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       summary: 'Reply on a thread through the mail provider',
       responses: {
         201: { description: 'the stored outbound message', schema: replySchema },
-        ...errors,
+        ...access,
         503: { description: 'the mail provider did not accept the reply' },
       },
+      errors,
       async handler(rc) {
         const { principal, params, body } = rc;
         return {

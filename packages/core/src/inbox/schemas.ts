@@ -103,3 +103,9 @@ export const threadDetailSchema = z.object({
   messages: z.array(messageSchema),
 });
 export const replySchema = z.object({ message: messageSchema });
+
+/** The thread list's query, for the OpenAPI document (the route reads it itself). */
+export const threadListQuery = z.object({
+  cursor: z.string().max(400).optional().describe('`nextCursor` of the previous page'),
+  limit: z.int().min(1).max(200).optional().describe('Threads per page (default `inbox.pageSize`, 50)'),
+});

@@ -29,6 +29,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: `Remove the ${method} method (password required)`,
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
       responses: noContent,
       handler: async (rc) => {
         await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
@@ -44,6 +45,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.loginWithEmailCode(rc.body, metaOf(rc)) }),
     }),
@@ -53,6 +55,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh login code for a pending login',
+      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited', 'unavailable'],
       responses: accepted,
       handler: resend,
     }),
@@ -62,6 +65,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyMfa(rc.body, metaOf(rc)) }),
     }),
@@ -71,6 +75,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyRecoveryCode(rc.body, metaOf(rc)) }),
     }),
@@ -80,6 +85,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh code for a pending login (email method)',
+      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited', 'unavailable'],
       responses: accepted,
       handler: resend,
     }),
@@ -89,7 +95,10 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'WebAuthn request options for a pending login',
-      responses: { 200: { description: 'PublicKeyCredentialRequestOptionsJSON' } },
+      errors: ['invalid_token', 'rate_limited', 'unavailable'],
+      responses: {
+        200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: s.requestOptionsAnswer },
+      },
       handler: async (rc) => ({
         status: 200,
         body: await flows.webauthnLoginOptions(rc.body, metaOf(rc)),
@@ -101,6 +110,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.webauthnLoginVerify(rc.body, metaOf(rc)) }),
     }),
@@ -112,10 +122,11 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start TOTP enrolment: a new seed, active once confirmed',
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
       responses: {
         200: {
           description: 'Seed',
-          schema: z.object({ secret: z.string(), otpauthUri: z.string() }),
+          schema: s.totpSeedAnswer,
         },
       },
       handler: async (rc) => ({
@@ -129,6 +140,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
+      errors: ['invalid_code', 'rate_limited', 'unavailable'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -141,6 +153,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start email-code enrolment: a code is mailed',
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
       responses: accepted,
       handler: async (rc) => {
         await flows.emailSetup(rc.principal, rc.body, metaOf(rc));
@@ -153,6 +166,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
+      errors: ['invalid_code', 'rate_limited', 'unavailable'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -165,7 +179,10 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
-      responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      responses: {
+        200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: s.creationOptionsAnswer },
+      },
       handler: async (rc) => ({
         status: 200,
         body: await flows.webauthnRegisterOptions(rc.principal, rc.body, metaOf(rc)),
@@ -177,6 +194,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.registerVerifyBody,
       summary: 'Register a passkey from its attestation',
+      errors: ['invalid_code', 'rate_limited', 'unavailable'],
       responses: {
         200: {
           description: 'Registered',
@@ -193,6 +211,8 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       path: '/mfa/webauthn/credentials',
       auth: 'bearer',
       summary: "The caller's passkeys",
+      responses: { 200: { description: 'Passkeys, oldest first', schema: s.passkeysAnswer } },
+      errors: ['unavailable'],
       handler: async ({ principal }) => ({ status: 200, body: await flows.listPasskeys(principal) }),
     }),
     route({
@@ -201,6 +221,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
+      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
       responses: noContent,
       handler: async (rc) => {
         await flows.removePasskey(rc.principal, rc.params.id!, rc.body, metaOf(rc));
@@ -213,6 +234,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Replace the recovery codes (password required); the old ones die',
+      errors: ['reauth_required', 'rate_limited', 'unavailable'],
       responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
       handler: async (rc) => ({
         status: 200,
@@ -242,6 +264,8 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: start TOTP enrolment during a login without a method',
+      responses: { 200: { description: 'Seed', schema: s.totpSeedAnswer } },
+      errors: ['invalid_token', 'not_found', 'unavailable'],
       handler: async ({ body }) => ({ status: 200, body: await flows.enrolTotpSetup(body) }),
     }),
     route({
@@ -250,6 +274,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolTotpConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -259,6 +284,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: mail an enrolment code during a login without a method',
+      errors: ['invalid_token', 'not_found', 'rate_limited', 'unavailable'],
       responses: accepted,
       handler: async ({ body }) => {
         await flows.enrolEmailSetup(body);
@@ -271,6 +297,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolEmailConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -280,7 +307,10 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: passkey creation options during a login without a method',
-      responses: { 200: { description: 'PublicKeyCredentialCreationOptionsJSON' } },
+      errors: ['invalid_token', 'not_found', 'rate_limited', 'unavailable'],
+      responses: {
+        200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: s.creationOptionsAnswer },
+      },
       handler: async (rc) => ({ status: 200, body: await flows.enrolPasskeyOptions(rc.body, metaOf(rc)) }),
     }),
     route({
@@ -289,7 +319,13 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
-      responses: sessionWithCodes,
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      responses: {
+        200: {
+          description: 'Session, the new passkey and the recovery codes',
+          schema: sessionWithCodes[200].schema.extend({ credentialId: z.string() }),
+        },
+      },
       handler: async (rc) => ({ status: 200, body: await flows.enrolPasskeyVerify(rc.body, metaOf(rc)) }),
     }),
   ];

@@ -88,3 +88,51 @@ export const sessionSchema = z.object({
 });
 export const acceptedSchema = z.object({ accepted: z.literal(true) });
 export const recoveryCodesSchema = z.object({ recoveryCodes: z.array(z.string()) });
+
+// Answers, for the OpenAPI document.
+export const totpSeedAnswer = z.strictObject({ secret: z.string(), otpauthUri: z.string() });
+/** SimpleWebAuthn's options JSON: the fields a browser needs are named, the rest stays open
+ *  (the library adds hints and extensions over time). */
+export const requestOptionsAnswer = z.looseObject({
+  challenge: z.string(),
+  rpId: z.string().optional(),
+  timeout: z.number().optional(),
+  allowCredentials: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('public-key'),
+        transports: z.array(z.string()).optional(),
+      }),
+    )
+    .optional(),
+  userVerification: z.string().optional(),
+});
+export const creationOptionsAnswer = z.looseObject({
+  challenge: z.string(),
+  rp: z.looseObject({ name: z.string(), id: z.string().optional() }),
+  user: z.looseObject({ id: z.string(), name: z.string(), displayName: z.string() }),
+  pubKeyCredParams: z.array(z.looseObject({ alg: z.number(), type: z.literal('public-key') })),
+  timeout: z.number().optional(),
+  excludeCredentials: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('public-key'),
+        transports: z.array(z.string()).optional(),
+      }),
+    )
+    .optional(),
+});
+export const passkeysAnswer = z.strictObject({
+  credentials: z.array(
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      createdAt: z.iso.datetime(),
+      lastUsedAt: z.iso.datetime().nullable(),
+      deviceType: z.enum(['singleDevice', 'multiDevice']),
+      backedUp: z.boolean(),
+    }),
+  ),
+});

@@ -125,11 +125,12 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
 
   const responses = {
     202: { description: 'Published to the outbox', schema: acknowledgement },
-    400: { description: 'Signed body is not a JSON object (invalid_json, validation_failed)' },
+    400: { description: 'Signed body is not a JSON object' },
     401: { description: 'Signature missing or invalid, or timestamp outside tolerance' },
     413: { description: 'Body over the webhook limit' },
     503: { description: 'Webhook secret not configured, or the outbox store is down' },
   };
+  const errors = ['webhook_signature_invalid', 'webhook_not_configured', 'unavailable'] as const;
   const route = (path: string, kind: WebhookKind | 'auto', summary: string): RouteDef => ({
     method: 'POST',
     path,
@@ -138,6 +139,7 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
     raw: true,
     summary,
     responses,
+    errors,
     handler: intake(kind),
   });
 

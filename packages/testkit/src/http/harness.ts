@@ -9,6 +9,7 @@ import { smtpMailer } from '@gatehouse/core/mailers';
 import { memoryStores } from '@gatehouse/core/memory';
 import { MailCatcher } from '../mail-catcher.js';
 import { TestClock } from '../test-clock.js';
+import { openApiConformance } from './conformance.js';
 
 /** A real HTTP server on loopback serving `gh` through one adapter. */
 export interface MountedServer {
@@ -36,7 +37,8 @@ export interface HttpContext {
   /** Mails delivered over real SMTP to a loopback `smtp-server`. */
   mail: MailCatcher;
   clock: TestClock;
-  /** `fetch` against the server; `json` sets the body and content type. */
+  /** `fetch` against the server; `json` sets the body and content type. Throws when the answer
+   *  does not match the OpenAPI document the instance serves (status, JSON or problem body). */
   request(path: string, init?: RequestInit & { json?: unknown; bearer?: string }): Promise<Response>;
   close(): Promise<void>;
 }
@@ -68,22 +70,28 @@ export function createHttpEnv(name: string, mount: Mount, opts: HttpContractOpti
         stores,
       });
       const server = await mount(gh);
+      const conforms = openApiConformance(gh);
       return {
         url: server.url,
         gh,
         mail,
         clock,
-        request(path, init = {}) {
+        async request(path, init = {}) {
           const { json, bearer, ...rest } = init;
           const headers = new Headers(rest.headers);
           if (json !== undefined) headers.set('content-type', 'application/json');
           if (bearer !== undefined) headers.set('authorization', `Bearer ${bearer}`);
-          return fetch(server.url + path, {
+          const method = rest.method ?? (json === undefined ? 'GET' : 'POST');
+          const res = await fetch(server.url + path, {
             ...rest,
-            method: rest.method ?? (json === undefined ? 'GET' : 'POST'),
+            method,
             headers,
             body: json === undefined ? rest.body : JSON.stringify(json),
           });
+          // Every answer of every scenario is also checked against the published document.
+          const mismatch = await conforms(method, server.url + path, res);
+          if (mismatch) throw new Error(`OpenAPI conformance: ${mismatch}`);
+          return res;
         },
         async close() {
           await server.close();

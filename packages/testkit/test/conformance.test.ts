@@ -1,0 +1,51 @@
+import { createGatehouse } from '@gatehouse/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openApiConformance } from '../src/http/conformance.js';
+
+const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
+afterAll(() => gh.close());
+const check = openApiConformance(gh);
+const json = (status: number, body: unknown, type = 'application/json') =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': type } });
+const problem = (status: number, code: string) =>
+  json(status, { type: 'about:blank', title: 'x', status, code }, 'application/problem+json');
+
+describe('openApiConformance', () => {
+  it('passes answers the document describes', async () => {
+    expect(await check('GET', 'http://h/auth/roles', json(200, { roles: ['admin'] }))).toBeNull();
+    expect(await check('POST', 'http://h/auth/login', problem(401, 'invalid_credentials'))).toBeNull();
+    expect(await check('GET', 'http://h/inbox/threads/abc', problem(403, 'forbidden'))).toBeNull();
+  });
+
+  it('leaves paths and methods outside the document alone', async () => {
+    expect(await check('GET', 'http://h/elsewhere', json(418, {}))).toBeNull();
+    expect(await check('PUT', 'http://h/auth/login', json(404, {}))).toBeNull();
+  });
+
+  it('reports a status the operation does not list', async () => {
+    expect(await check('GET', 'http://h/auth/roles', problem(409, 'email_taken'))).toMatch(
+      /GET \/auth\/roles -> 409: status not in the OpenAPI document/,
+    );
+  });
+
+  it('reports a body that does not match its schema', async () => {
+    expect(await check('GET', 'http://h/auth/roles', json(200, { roles: 'admin' }))).toMatch(
+      /body does not match/,
+    );
+    expect(await check('GET', 'http://h/auth/roles', json(200, { roles: [], extra: 1 }))).toMatch(
+      /additional properties/,
+    );
+    expect(
+      await check('POST', 'http://h/auth/login', json(401, { code: 'x' }, 'application/problem+json')),
+    ).toMatch(/required property/);
+  });
+
+  it('reports a problem body whose status differs from the answer', async () => {
+    const res = json(
+      401,
+      { type: 'about:blank', title: 'x', status: 400, code: 'x' },
+      'application/problem+json',
+    );
+    expect(await check('POST', 'http://h/auth/login', res)).toMatch(/problem body says status 400/);
+  });
+});
