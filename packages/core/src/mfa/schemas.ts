@@ -91,21 +91,22 @@ export const recoveryCodesSchema = z.object({ recoveryCodes: z.array(z.string())
 
 // Answers, for the OpenAPI document.
 export const totpSeedAnswer = z.strictObject({ secret: z.string(), otpauthUri: z.string() });
+const credentialDescriptors = z
+  .array(
+    z.looseObject({
+      id: z.string(),
+      type: z.literal('public-key'),
+      transports: z.array(z.string()).optional(),
+    }),
+  )
+  .optional();
 /** SimpleWebAuthn's options JSON: the fields a browser needs are named, the rest stays open
  *  (the library adds hints and extensions over time). */
 export const requestOptionsAnswer = z.looseObject({
   challenge: z.string(),
   rpId: z.string().optional(),
   timeout: z.number().optional(),
-  allowCredentials: z
-    .array(
-      z.looseObject({
-        id: z.string(),
-        type: z.literal('public-key'),
-        transports: z.array(z.string()).optional(),
-      }),
-    )
-    .optional(),
+  allowCredentials: credentialDescriptors,
   userVerification: z.string().optional(),
 });
 export const creationOptionsAnswer = z.looseObject({
@@ -114,15 +115,7 @@ export const creationOptionsAnswer = z.looseObject({
   user: z.looseObject({ id: z.string(), name: z.string(), displayName: z.string() }),
   pubKeyCredParams: z.array(z.looseObject({ alg: z.number(), type: z.literal('public-key') })),
   timeout: z.number().optional(),
-  excludeCredentials: z
-    .array(
-      z.looseObject({
-        id: z.string(),
-        type: z.literal('public-key'),
-        transports: z.array(z.string()).optional(),
-      }),
-    )
-    .optional(),
+  excludeCredentials: credentialDescriptors,
 });
 export const passkeysAnswer = z.strictObject({
   credentials: z.array(
