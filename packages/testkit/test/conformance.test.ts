@@ -28,6 +28,15 @@ describe('openApiConformance', () => {
     );
   });
 
+  it('reports a 500, a code the status does not list, and a body of another type', async () => {
+    expect(await check('GET', 'http://h/auth/roles', problem(500, 'internal'))).toMatch(/status not in/);
+    expect(await check('GET', 'http://h/auth/roles', problem(401, 'invalid_credentials'))).toMatch(
+      /must be equal to one of the allowed values/,
+    );
+    const text = new Response('hello', { status: 200, headers: { 'content-type': 'text/plain' } });
+    expect(await check('GET', 'http://h/auth/roles', text)).toMatch(/text\/plain, but the document lists/);
+  });
+
   it('reports a body that does not match its schema', async () => {
     expect(await check('GET', 'http://h/auth/roles', json(200, { roles: 'admin' }))).toMatch(
       /body does not match/,
@@ -43,7 +52,7 @@ describe('openApiConformance', () => {
   it('reports a problem body whose status differs from the answer', async () => {
     const res = json(
       401,
-      { type: 'about:blank', title: 'x', status: 400, code: 'x' },
+      { type: 'about:blank', title: 'x', status: 400, code: 'invalid_credentials' },
       'application/problem+json',
     );
     expect(await check('POST', 'http://h/auth/login', res)).toMatch(/problem body says status 400/);

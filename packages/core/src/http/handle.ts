@@ -41,11 +41,10 @@ const identity = /^\s*(?:identity\s*)?$/i;
 
 const header = (headers: Record<string, HeaderValue>, name: string) => firstValue(headers[name]);
 
-/** What handling any request starts with: its path without the query (`q`: where the query
- *  starts, -1 for none) and the request id of its log lines. */
-function begin(url: string) {
+/** A request's path without the query, and where the query starts (-1 for none). */
+function splitQuery(url: string) {
   const q = url.indexOf('?');
-  return { path: q === -1 ? url : url.slice(0, q), q, requestId: nextRequestId() };
+  return { path: q === -1 ? url : url.slice(0, q), q };
 }
 
 /** The principal of the request's Bearer token (401 `invalid_token` otherwise). */
@@ -92,10 +91,11 @@ export function validate<T>(schema: ZodType<T>, value: unknown): T {
  *  Returns `null` for paths outside Gatehouse's mount points so an adapter can fall through. */
 export function createHandler(opts: HandlerOptions) {
   return async function handle(req: NeutralRequest): Promise<NeutralResponse | null> {
-    const { path, q, requestId } = begin(req.path);
+    const { path, q } = splitQuery(req.path);
     const matched = opts.router.match(req.method.toUpperCase(), path);
     if (!matched) return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
     const { route, params, pattern } = matched;
+    const requestId = nextRequestId();
     let ip = '';
     let principal: Principal | undefined;
     try {
@@ -172,7 +172,8 @@ export function createAuthorizer(opts: Pick<HandlerOptions, 'authenticate' | 'cl
   return async function authorize(
     req: Pick<NeutralRequest, 'headers' | 'ip' | 'path'>,
   ): Promise<Authorization> {
-    const { path: route, requestId } = begin(req.path);
+    const { path: route } = splitQuery(req.path);
+    const requestId = nextRequestId();
     let ip = '';
     try {
       ip = opts.clientIp(req);

@@ -39,16 +39,23 @@ const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
 };
 
-const problem = (description: string, status: number) => ({
+/** A problem answer; `codes`: the only `code` values it can carry (none: any). */
+const problem = (description: string, status: number, codes: readonly ErrorCode[] = []) => ({
   description,
   ...(status === 429 || status === 503 ? { headers: retryAfter } : {}),
-  content: { 'application/problem+json': { schema: problemRef } },
+  content: {
+    'application/problem+json': {
+      schema:
+        codes.length === 0 ? problemRef : { allOf: [problemRef, { properties: { code: { enum: codes } } }] },
+    },
+  },
 });
 
 /** The codes every route of this kind can answer, then the route's own. */
 function errorCodes(route: MountedRoute): ErrorCode[] {
-  const codes: ErrorCode[] = [];
-  if (route.body || route.raw) codes.push('validation_failed', 'invalid_json', 'payload_too_large');
+  // Any request's body is read under a limit, a bodiless route's too (a GET may carry one).
+  const codes: ErrorCode[] = ['payload_too_large'];
+  if (route.body || route.raw) codes.push('validation_failed', 'invalid_json');
   if (route.body) codes.push('unsupported_media_type');
   if (route.auth === 'bearer') codes.push('invalid_token');
   return [...new Set([...codes, ...(route.errors ?? [])])];
@@ -77,7 +84,7 @@ function responsesOf(route: MountedRoute): Json {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const named = codes.map((c) => `${errorTitle(c)} (\`${c}\`)`).join('; ');
     const own = declared[status]?.description;
-    responses[status] = problem(own && named ? `${own}: ${named}` : own || named, status);
+    responses[status] = problem(own && named ? `${own}: ${named}` : own || named, status, codes);
   }
   responses.default = problem('Any other error (RFC 9457 problem with a stable `code`)', 500);
   return responses;

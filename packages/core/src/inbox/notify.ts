@@ -126,7 +126,8 @@ export async function notifyMembers(
     if (!(await notifyOne(member.userId))) held.push(member.userId);
   }
   for (const ms of HELD_ELSEWHERE_WAITS_MS) {
-    if (held.length === 0) break;
+    // Retried anyway (a failed send, a notice of our own earlier delivery): no wait is worth it.
+    if (held.length === 0 || result.failed || result.heldUntil) break;
     await sleep(ms);
     const still: string[] = [];
     for (const userId of held) if (!(await notifyOne(userId))) still.push(userId);

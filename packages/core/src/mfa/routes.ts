@@ -140,7 +140,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
-      errors: ['invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -166,7 +166,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
-      errors: ['invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -194,7 +194,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.registerVerifyBody,
       summary: 'Register a passkey from its attestation',
-      errors: ['invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
       responses: {
         200: {
           description: 'Registered',
@@ -274,7 +274,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolTotpConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -297,7 +297,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolEmailConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -319,7 +319,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
       responses: {
         200: {
           description: 'Session, the new passkey and the recovery codes',
