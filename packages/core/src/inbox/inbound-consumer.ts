@@ -223,10 +223,18 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     // The message is readable and its members told; the retry fetches only what is missing.
     if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);
     await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());
+    // `resumed`: another delivery (a retry, or a duplicate webhook side by side) stored it first.
+    const outcome = created ? 'stored' : 'resumed';
     ctx.logger.info(
-      { event: 'inbox_message_stored', outboxEventId: event.id, messageId: message.id, source: mail.source },
-      'inbound message stored',
+      {
+        event: 'inbox_message_stored',
+        outcome,
+        outboxEventId: event.id,
+        messageId: message.id,
+        source: mail.source,
+      },
+      created ? 'inbound message stored' : 'inbound message finished (stored by an earlier delivery)',
     );
-    return { outcome: created ? 'stored' : 'resumed' };
+    return { outcome };
   };
 }

@@ -627,7 +627,9 @@ describe('inbound consumer: notifications', () => {
     // Each delivery claims some members' notices before the other gets to them; each then
     // waits for the other's sends instead of failing for the outbox to retry.
     const sent: string[] = [];
+    const logger = new RecordingLogger();
     const t = setup({
+      logger,
       notifier: {
         notify: async (n) => {
           await new Promise((r) => setTimeout(r, 20));
@@ -648,6 +650,9 @@ describe('inbound consumer: notifications', () => {
       t.deliver('inbound', payload, { id: 'b' }),
     ]);
     expect(outcomes.map((o) => o?.outcome).sort()).toEqual(['resumed', 'stored']);
+    // The log says which delivery stored the message and which only finished it.
+    const finished = logger.lines.filter((l) => l.obj.event === 'inbox_message_stored');
+    expect(finished.map((l) => l.obj.outcome).sort()).toEqual(['resumed', 'stored']);
     expect(sent.sort()).toEqual([owner.id, ...members].sort());
     expect(await t.deliver('inbound', payload, { id: 'c' })).toEqual({ outcome: 'duplicate' });
   });
