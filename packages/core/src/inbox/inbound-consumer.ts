@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
+import { DEFAULT_MAX_ATTEMPTS } from '../outbox/backoff.js';
 import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
@@ -145,6 +146,7 @@ async function storeInbound(
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
+  const maxAttempts = ctx.options.outbox?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   /** A mail that will never be stored: said once in the log, so an operator can tell why an
    *  expected message is missing (the outcome alone sits on the outbox event). */
   const dropped = (
@@ -218,8 +220,14 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     if (notified.failed) throw new Error('notification failed');
     // Not finished (marked processed) while another event's send may yet fail: its retry would
     // then find the message processed and never send. Back on the quick backoff: that holder
-    // was waited for briefly already, and its lease bounds how long it can keep the notice.
-    if (notified.heldElsewhere) throw new Error('notification held by another event');
+    // was waited for briefly already and usually finishes in moments. A send of its that hangs
+    // can keep the notice for its whole lease, longer than the backoff of all attempts: the last
+    // two wait that lease out rather than go dead while the holder may yet fail.
+    if (notified.heldElsewhere) {
+      const held = 'notification held by another event';
+      if (event.attempt < maxAttempts - 2) throw new Error(held);
+      throw new RetryLater(held, new Date(ctx.clock.now().getTime() + opts.notificationLeaseMs));
+    }
     // The message is readable and its members told; the retry fetches only what is missing.
     if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);
     await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());

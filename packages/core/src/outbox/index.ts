@@ -8,7 +8,7 @@ import type {
   OutboxStatus,
   PublishResult,
 } from '../ports/outbox-store.js';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay, DEFAULT_MAX_ATTEMPTS } from './backoff.js';
 import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
 export * from './types.js';
@@ -16,7 +16,7 @@ export * from './types.js';
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const DEFAULTS: Required<OutboxOptions> = {
-  maxAttempts: 10,
+  maxAttempts: DEFAULT_MAX_ATTEMPTS,
   baseDelayMs: SECOND,
   maxDelayMs: HOUR,
   pollIntervalMs: SECOND,

@@ -614,6 +614,10 @@ describe('inbound consumer: notifications', () => {
     await expect(t.deliver('inbound', payload, { id: 'h-dup' })).rejects.toThrow(
       'notification held by another event',
     );
+    // Near its last attempts it waits out the notice's lease instead of going dead meanwhile.
+    const late = await t.deliver('inbound', payload, { id: 'h-dup', attempt: 8 }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(RetryLater);
+    expect((late as RetryLater).notBefore.getTime() - t.clock.now().getTime()).toBe(5 * 60_000);
     failFirst(new Error('smtp hung up'));
     await expect(first).rejects.toThrow('notification failed');
     expect(await t.deliver('inbound', payload, { id: 'h', attempt: 3 })).toEqual({ outcome: 'resumed' });
