@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { GatehouseContext } from '../context.js';
-import { DEFAULT_MAX_ATTEMPTS } from '../outbox/backoff.js';
+import { resolveOutboxOptions } from '../outbox/index.js';
 import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
@@ -146,7 +146,7 @@ async function storeInbound(
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
-  const maxAttempts = ctx.options.outbox?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const { maxAttempts } = resolveOutboxOptions(ctx.options.outbox);
   /** A mail that will never be stored: said once in the log, so an operator can tell why an
    *  expected message is missing (the outcome alone sits on the outbox event). */
   const dropped = (

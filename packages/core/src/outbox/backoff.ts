@@ -1,8 +1,5 @@
 import { randomInt } from 'node:crypto';
 
-/** Attempts of an event before it is dead, unless `outbox.maxAttempts` says otherwise. */
-export const DEFAULT_MAX_ATTEMPTS = 10;
-
 /** `randomInt` takes ranges below 2^48. */
 const MAX_RANGE = 2 ** 47;
 

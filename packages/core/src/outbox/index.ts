@@ -8,7 +8,7 @@ import type {
   OutboxStatus,
   PublishResult,
 } from '../ports/outbox-store.js';
-import { backoffDelay, DEFAULT_MAX_ATTEMPTS } from './backoff.js';
+import { backoffDelay } from './backoff.js';
 import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
 export * from './types.js';
@@ -16,7 +16,7 @@ export * from './types.js';
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const DEFAULTS: Required<OutboxOptions> = {
-  maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  maxAttempts: 10,
   baseDelayMs: SECOND,
   maxDelayMs: HOUR,
   pollIntervalMs: SECOND,
@@ -56,7 +56,8 @@ export interface Outbox {
   purge(): Promise<number>;
 }
 
-function resolveOptions(input: OutboxOptions = {}): Required<OutboxOptions> {
+/** The outbox options with their defaults, checked (`ConfigError`). */
+export function resolveOutboxOptions(input: OutboxOptions = {}): Required<OutboxOptions> {
   const o = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS) as Array<keyof OutboxOptions>) {
     const v = input[key];
@@ -81,7 +82,7 @@ function outcomeOf(result: unknown): string | null {
 }
 
 export function createOutbox(ctx: GatehouseContext): Outbox {
-  const o = resolveOptions(ctx.options.outbox);
+  const o = resolveOutboxOptions(ctx.options.outbox);
   const { clock, logger } = ctx;
   // Read at use: a custom `Stores` without an outbox only fails when the outbox is used.
   const store = () => ctx.stores.outbox;
