@@ -62,27 +62,23 @@ export async function applyPendingEvents(ctx: GatehouseContext, message: InboxMe
 /** Consumer of `inbox.mail.webhook.event.received`: stores every event as a `mail_event`,
  *  then applies it to the outbound message it names (`data.email_id`). Statuses only move
  *  forward; opened/clicked count engagement. Unknown message: kept pending. Outcomes:
- *  `applied`, `pending`, `duplicate`, `ignored` (no effect for that type), `invalid_payload`. */
+ *  `applied`, `pending`, `duplicate`, `ignored` (no effect for that type), `invalid_payload`
+ *  (no usable message id: stored for audit, applied to nothing). */
 export function createDeliveryConsumer(ctx: GatehouseContext): Consumer {
   return async (delivered) => {
     const body = parsePayload(delivered.payload);
     const data = field(body, 'data') ?? body;
-    const providerMessageId =
+    const named =
       text(field(data, 'email_id'), 300) ??
       text(field(body, 'email_id'), 300) ??
       text(field(data, 'id'), 300);
-    if (!body || !providerMessageId || providerMessageId.length > 256) {
-      ctx.logger.warn(
-        { event: 'inbox_event_invalid', outboxEventId: delivered.id },
-        'delivery event without a message id',
-      );
-      return { outcome: 'invalid_payload' };
-    }
+    const providerMessageId = named && named.length <= 256 ? named : null;
     const type = text(field(body, 'type'), MAX_TYPE) ?? text(field(body, 'event'), MAX_TYPE) ?? 'unknown';
     const { kind, status } = classify(type);
     const now = ctx.clock.now();
     // Recorded on its own (not in the transaction below): a message stored meanwhile then
     // finds this event pending, or this consumer finds the message. Either way it applies.
+    // An event that names no message, or has no effect, is stored as applied: nothing waits.
     const { event } = await ctx.stores.mailEvents.record({
       id: delivered.id,
       type,
@@ -97,8 +93,15 @@ export function createDeliveryConsumer(ctx: GatehouseContext): Consumer {
       detail:
         text(field(field(data, 'bounce'), 'message'), MAX_DETAIL) ??
         text(field(field(data, 'failed'), 'reason'), MAX_DETAIL),
-      appliedAt: kind === 'other' ? now : null,
+      appliedAt: kind === 'other' || providerMessageId === null ? now : null,
     });
+    if (providerMessageId === null) {
+      ctx.logger.warn(
+        { event: 'inbox_event_invalid', outboxEventId: delivered.id },
+        'delivery event without a message id: stored, applied to nothing',
+      );
+      return { outcome: 'invalid_payload' };
+    }
     if (kind === 'other') return { outcome: 'ignored' };
     if (event.appliedAt !== null) return { outcome: 'duplicate' };
     const messages = await ctx.stores.inboxMessages.listOutboundByProviderId(providerMessageId);

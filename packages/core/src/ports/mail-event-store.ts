@@ -12,7 +12,9 @@ export interface MailEvent {
   kind: MailEventKind;
   /** Mapped status for `kind: 'status'`, else `null`. */
   status: DeliveryStatus | null;
-  providerMessageId: string;
+  /** The message it names (`data.email_id`); `null` when the payload names none usable: such an
+   *  event is kept for audit only, stored as applied. */
+  providerMessageId: string | null;
   /** When the provider says it happened (payload `created_at`), else when it was recorded. */
   occurredAt: Date;
   recordedAt: Date;

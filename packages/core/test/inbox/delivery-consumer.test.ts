@@ -156,16 +156,29 @@ describe('delivery consumer', () => {
     expect((await read()).status).toBe('delivered');
   });
 
-  it('stores other event types without effect and refuses payloads without a message id', async () => {
+  it('stores other event types without effect, and payloads without a message id for audit only', async () => {
     const t = setup();
     const { read } = await outbound(t);
     expect(await t.deliver('delivery', event('scheduled'), { id: 's-1' })).toEqual({ outcome: 'ignored' });
     expect(await t.stores.mailEvents.findById('s-1')).toMatchObject({ kind: 'other', status: null });
     expect((await read()).status).toBe('queued');
-    expect(await t.deliver('delivery', { type: 'email.delivered', data: {} })).toEqual({
-      outcome: 'invalid_payload',
+    // Every event is kept (CONTRACT.md 4.3), also one that names no message: applied to nothing.
+    const noId = { type: 'email.bounced', data: { bounce: { message: 'mailbox full' } } };
+    expect(await t.deliver('delivery', noId, { id: 'n-1' })).toEqual({ outcome: 'invalid_payload' });
+    expect(await t.stores.mailEvents.findById('n-1')).toMatchObject({
+      type: 'email.bounced',
+      kind: 'status',
+      status: 'bounced',
+      providerMessageId: null,
+      detail: 'mailbox full',
+      appliedAt: t.clock.now(),
     });
-    expect(await t.deliver('delivery', '{')).toEqual({ outcome: 'invalid_payload' });
+    const tooLong = { type: 'email.delivered', data: { email_id: 'x'.repeat(257) } };
+    expect(await t.deliver('delivery', tooLong, { id: 'n-2' })).toEqual({ outcome: 'invalid_payload' });
+    expect(await t.deliver('delivery', '{', { id: 'n-3' })).toEqual({ outcome: 'invalid_payload' });
+    expect(await t.stores.mailEvents.findById('n-2')).toMatchObject({ providerMessageId: null });
+    expect(await t.stores.mailEvents.findById('n-3')).toMatchObject({ type: 'unknown', kind: 'other' });
+    expect((await read()).status).toBe('queued');
   });
 
   it('never touches inbound messages that share the provider id', async () => {

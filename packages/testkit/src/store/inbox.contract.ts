@@ -67,7 +67,7 @@ function message(
   };
 }
 
-function mailEvent(providerMessageId: string, at: Date, over: Partial<MailEvent> = {}): MailEvent {
+function mailEvent(providerMessageId: string | null, at: Date, over: Partial<MailEvent> = {}): MailEvent {
   return {
     id: id(),
     type: 'email.delivered',
@@ -427,6 +427,13 @@ export function inboxStoreContract(setup: StoreSetup): void {
       expect((await stores.mailEvents.listPending(pid)).map((e) => e.id)).toEqual([earlier.id]);
       expect(await stores.mailEvents.markApplied(id(), clock.now())).toBe(false);
       expect(await stores.mailEvents.findById(id())).toBeNull();
+    });
+
+    it('keeps an event that names no message', async () => {
+      const { stores, clock } = await setup();
+      const orphan = mailEvent(null, clock.now(), { appliedAt: clock.now() });
+      expect((await stores.mailEvents.record(orphan)).created).toBe(true);
+      expect(await stores.mailEvents.findById(orphan.id)).toEqual(orphan);
     });
   });
 
