@@ -82,7 +82,10 @@ export class GatehouseError extends Error {
     this.code = code;
     this.status = errorStatus[code];
     this.detail = opts.detail;
-    this.errors = opts.errors;
+    // CONTRACT.md 3: a `validation_failed` answer always lists what failed, at least the body.
+    this.errors =
+      opts.errors ??
+      (code === 'validation_failed' ? [{ path: '/', message: opts.detail ?? titles[code] }] : undefined);
     this.retryAfter = opts.retryAfter;
     this.reason = opts.reason;
   }

@@ -47,6 +47,17 @@ describe('openApiConformance', () => {
     expect(
       await check('POST', 'http://h/auth/login', json(401, { code: 'x' }, 'application/problem+json')),
     ).toMatch(/required property/);
+    // CONTRACT.md 3: validation_failed always lists errors[].
+    expect(await check('POST', 'http://h/auth/login', problem(400, 'validation_failed'))).toMatch(
+      /required property 'errors'/,
+    );
+    const listed = { type: 'about:blank', title: 'x', status: 400, code: 'validation_failed' };
+    const withErrors = json(
+      400,
+      { ...listed, errors: [{ path: '/', message: 'm' }] },
+      'application/problem+json',
+    );
+    expect(await check('POST', 'http://h/auth/login', withErrors)).toBeNull();
   });
 
   it('reports a problem body whose status differs from the answer', async () => {

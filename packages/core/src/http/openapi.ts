@@ -27,6 +27,10 @@ const problemSchema: Json = {
       },
     },
   },
+  // A `validation_failed` answer always says what failed.
+  if: { required: ['code'], properties: { code: { const: 'validation_failed' } } },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
+  then: { required: ['errors'], properties: { errors: { minItems: 1 } } },
 };
 
 function jsonSchema(schema: ZodType, io: 'input' | 'output'): Json {

@@ -39,6 +39,16 @@ describe('readBody on Node streams', () => {
     await expect(read100(s).catch(codeOf)).resolves.toBe('validation_failed');
   });
 
+  it('says what failed in a validation_failed refusal (CONTRACT.md 3: errors[])', async () => {
+    const s = new PassThrough();
+    s.destroy();
+    await new Promise((r) => setImmediate(r));
+    const err = await read100(s).catch((e: unknown) => e);
+    expect(isGatehouseError(err) && err.errors).toEqual([
+      { path: '/', message: 'The request body could not be read' },
+    ]);
+  });
+
   it('refuses a stream that errors mid-body, and survives a later error', async () => {
     const s = new PassThrough();
     const read = read100(s).catch(codeOf);
