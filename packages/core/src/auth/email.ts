@@ -5,7 +5,9 @@ import { domainToASCII, domainToUnicode } from 'node:url';
  *  `xn--bcher-kva.de` and a full-width spelling are one domain. A domain IDNA refuses is kept
  *  as typed (the address pattern refuses it, or it matches nothing). */
 export function canonicalEmail(email: string): string {
-  const lower = email.trim().normalize('NFC').toLowerCase();
+  // NFC again after lower-casing: `J` + U+030C lower-cases to `j` + U+030C, which NFC composes
+  // to `ǰ`; without it the form was not idempotent and two spellings made two accounts.
+  const lower = email.trim().normalize('NFC').toLowerCase().normalize('NFC');
   const at = lower.lastIndexOf('@');
   if (at < 0) return lower;
   const ascii = domainToASCII(lower.slice(at + 1));

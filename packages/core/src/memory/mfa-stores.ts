@@ -193,6 +193,11 @@ export function memoryMfaStores(
       async replaceAll(userId, list) {
         recovery.set(userId, list.map(copy));
       },
+      async addIfNone(userId, list) {
+        if ((recovery.get(userId)?.length ?? 0) > 0) return false;
+        recovery.set(userId, list.map(copy));
+        return true;
+      },
       async listUnused(userId) {
         return (recovery.get(userId) ?? []).map(copy);
       },

@@ -8,7 +8,7 @@ import type { User } from '../ports/user-store.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';
-import { regenerateRecoveryCodes } from './recovery.js';
+import { firstRecoveryCodes } from './recovery.js';
 import { otpauthUri, TOTP_SEED_BYTES, verifyTotp } from './totp.js';
 import { registrationOptions, verifyRegistration } from './webauthn.js';
 
@@ -136,7 +136,7 @@ export async function factorAdded(
   exceptSid: string | undefined,
   meta: RequestMeta,
 ): Promise<{ recoveryCodes?: string[] }> {
-  const recoveryCodes = hadMfa ? undefined : await regenerateRecoveryCodes(env, user.id);
+  const recoveryCodes = hadMfa ? null : await firstRecoveryCodes(env, user.id);
   await changed(env, user, exceptSid, { kind: 'added', method }, meta);
   return recoveryCodes ? { recoveryCodes } : {};
 }

@@ -29,7 +29,11 @@ export function normalizeRecoveryCode(input: string): string | null {
 }
 
 /** Makes a new set (the old one dies) and returns the codes to show once. */
-export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Promise<string[]> {
+/** A fresh set: the codes to show once, and the rows to store (Argon2id hashes). */
+async function newRecoveryCodes(
+  env: MfaEnv,
+  userId: string,
+): Promise<{ shown: string[]; rows: RecoveryCode[] }> {
   const codes: string[] = [];
   const selectors = new Set<string>();
   while (codes.length < RECOVERY_CODE_COUNT) {
@@ -48,8 +52,21 @@ export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Prom
     hash: hashes[i]!,
     createdAt: now,
   }));
+  return { shown: codes.map(format), rows };
+}
+
+/** A new set replacing the old one (the old codes die). */
+export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Promise<string[]> {
+  const { shown, rows } = await newRecoveryCodes(env, userId);
   await env.ctx.stores.recoveryCodes.replaceAll(userId, rows);
-  return codes.map(format);
+  return shown;
+}
+
+/** The set of the first factor: stored only when the user has none, so of two first factors
+ *  confirmed at once only one shows codes, and those work. Null when another set was there. */
+export async function firstRecoveryCodes(env: MfaEnv, userId: string): Promise<string[] | null> {
+  const { shown, rows } = await newRecoveryCodes(env, userId);
+  return (await env.ctx.stores.recoveryCodes.addIfNone(userId, rows)) ? shown : null;
 }
 
 /** Checks a recovery code without using it: Argon2id check of the one stored code with its

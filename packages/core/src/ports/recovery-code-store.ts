@@ -13,6 +13,10 @@ export interface RecoveryCode {
 export interface RecoveryCodeStore {
   /** Atomically replaces the user's whole set: the old codes die. */
   replaceAll(userId: string, codes: RecoveryCode[]): Promise<void>;
+  /** Stores the set only when the user has no codes, and tells whether it did. Atomic: of
+   *  concurrent callers at most one stores (two first factors confirmed at once must not each
+   *  show a set of which only the last would work). */
+  addIfNone(userId: string, codes: RecoveryCode[]): Promise<boolean>;
   /** Unused codes of the user. */
   listUnused(userId: string): Promise<RecoveryCode[]>;
   /** Atomically uses the code: of concurrent callers exactly one gets `true`. */

@@ -3,7 +3,7 @@ import type { Stores } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
 import { TestClock } from '@gatehouse/testkit';
 import { describe, expect, it } from 'vitest';
-import { email, STRONG, setup } from './setup.js';
+import { email, STRONG, session, setup, totpCode, user } from './setup.js';
 
 /** Memory stores whose `pendingLogins.consume` waits a moment first: the window in which a
  *  winning attempt has checked its code but not yet taken the pending login, widened so a
@@ -46,5 +46,34 @@ describe('parallel copies of one right MFA code', () => {
       results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: string }).code] : [])),
     ).toEqual(Array(7).fill('invalid_token'));
     expect(t.log.entries.filter((e) => e.obj.event === 'mfa_failed')).toEqual([]);
+  });
+});
+
+describe('two first factors confirmed at once', () => {
+  it('show one set of recovery codes, and that set works', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
+    const u = await user(t);
+    const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
+    const { secret } = await t.gh.auth.totpSetup(principal);
+    await t.gh.auth.emailSetup(principal);
+    const code = /\d{6}/.exec((await t.mailer.waitFor(u.email)).text)![0];
+    const answers = await Promise.all([
+      t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) }),
+      t.gh.auth.emailConfirm(principal, { code }),
+    ]);
+    // Both used to get a set, and the later write killed the other one's codes.
+    const shown = answers.flatMap((a) => (a.recoveryCodes ? [a.recoveryCodes] : []));
+    expect(shown).toHaveLength(1);
+    for (const recovery of shown[0]!.slice(0, 2)) {
+      t.clock.advance(60_000);
+      const pending = await t.gh.auth.login({ email: u.email, password: u.password });
+      if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
+      const done = await t.gh.auth.verifyMfa({
+        token: pending.mfaToken,
+        code: recovery,
+        methodType: 'recovery',
+      });
+      expect(done).toHaveProperty('accessToken');
+    }
   });
 });

@@ -86,6 +86,23 @@ export function authScenarios(env: HttpEnv): void {
           409,
           'email_taken',
         );
+        // Lower-casing can undo NFC (`J` + U+030C -> `j` + U+030C, whose NFC is `ǰ`): both
+        // spellings are one address.
+        const precomposed = `\u01f0ane-${tag}@example.test`;
+        await expectJson(
+          await ctx.request('/auth/signup', {
+            json: { name: 'Jane', email: precomposed, password: PASSWORD },
+          }),
+          201,
+        );
+        await expectProblem(
+          await ctx.request('/auth/signup', {
+            json: { name: 'Jane', email: `J\u030cane-${tag}@example.test`, password: NEW_PASSWORD },
+          }),
+          409,
+          'email_taken',
+        );
+        await login(ctx, { email: `j\u030cane-${tag}@example.test`, password: PASSWORD });
         for (const bad of [
           '"quoted"@example.test',
           'a..b@example.test',

@@ -311,6 +311,22 @@ export function mfaStoreContract(setup: StoreSetup): void {
         await stores.recoveryCodes.deleteAll(userId);
         expect(await stores.recoveryCodes.listUnused(userId)).toEqual([]);
       });
+
+      it('addIfNone stores one set of many concurrent ones, and none over existing codes', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        const sets = Array.from({ length: 6 }, () => set(userId, clock.now()));
+        const stored = await Promise.all(sets.map((s) => stores.recoveryCodes.addIfNone(userId, s)));
+        expect(stored.filter(Boolean)).toHaveLength(1);
+        const winner = sets[stored.indexOf(true)]!;
+        expect((await stores.recoveryCodes.listUnused(userId)).map((c) => c.id)).toEqual(
+          winner.map((c) => c.id),
+        );
+        expect(await stores.recoveryCodes.addIfNone(userId, set(userId, clock.now()))).toBe(false);
+        await stores.recoveryCodes.deleteAll(userId);
+        expect(await stores.recoveryCodes.addIfNone(userId, sets[0]!)).toBe(true);
+        expect(await stores.recoveryCodes.listUnused(userId)).toHaveLength(3);
+      });
     });
 
     describe('factors', () => {
