@@ -28,7 +28,6 @@ export function normalizeRecoveryCode(input: string): string | null {
   return c;
 }
 
-/** Makes a new set (the old one dies) and returns the codes to show once. */
 /** A fresh set: the codes to show once, and the rows to store (Argon2id hashes). */
 async function newRecoveryCodes(
   env: MfaEnv,
