@@ -122,9 +122,20 @@ export function createHandler(opts: HandlerOptions) {
       });
       return replyToResponse(reply);
     } catch (e) {
-      return failed(opts.logger, e, { principal, route: pattern, requestId, ip });
+      const res = failed(opts.logger, e, { principal, route: pattern, requestId, ip });
+      // Only a refused Bearer token, not what a handler refused after it passed.
+      return route.auth === 'bearer' && principal === undefined ? challenge(res, req.headers) : res;
     }
   };
+}
+
+/** RFC 6750 3.1: a 401 of a Bearer-protected resource says how to authenticate, and names the
+ *  error only when a token was sent. */
+function challenge(res: NeutralResponse, headers: Record<string, HeaderValue>): NeutralResponse {
+  if (res.status === 401)
+    res.headers['www-authenticate'] =
+      headers.authorization === undefined ? 'Bearer' : 'Bearer error="invalid_token"';
+  return res;
 }
 
 /** The answer to a failed request, logged as every route's: an unexpected error as
@@ -179,7 +190,12 @@ export function createAuthorizer(opts: Pick<HandlerOptions, 'authenticate' | 'cl
       ip = opts.clientIp(req);
       return { principal: await bearerPrincipal(opts, req.headers, { ip, route, requestId }) };
     } catch (e) {
-      return { response: failed(opts.logger, e, { principal: undefined, route, requestId, ip }) };
+      return {
+        response: challenge(
+          failed(opts.logger, e, { principal: undefined, route, requestId, ip }),
+          req.headers,
+        ),
+      };
     }
   };
 }

@@ -43,10 +43,27 @@ const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
 };
 
+/** `WWW-Authenticate` of a Bearer route's 401 (RFC 6750 3.1). */
+const bearerChallenge = {
+  'WWW-Authenticate': {
+    description: '`Bearer`, with `error="invalid_token"` when a token was sent',
+    schema: { type: 'string' },
+  },
+};
+
 /** A problem answer; `codes`: the only `code` values it can carry (none: any). */
-const problem = (description: string, status: number, codes: readonly ErrorCode[] = []) => ({
+const problem = (
+  description: string,
+  status: number,
+  codes: readonly ErrorCode[] = [],
+  challenge = false,
+) => ({
   description,
-  ...(status === 429 || status === 503 ? { headers: retryAfter } : {}),
+  ...(status === 429 || status === 503
+    ? { headers: retryAfter }
+    : challenge && status === 401
+      ? { headers: bearerChallenge }
+      : {}),
   content: {
     'application/problem+json': {
       schema:
@@ -88,7 +105,12 @@ function responsesOf(route: MountedRoute): Json {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const named = codes.map((c) => `${errorTitle(c)} (\`${c}\`)`).join('; ');
     const own = declared[status]?.description;
-    responses[status] = problem(own && named ? `${own}: ${named}` : own || named, status, codes);
+    responses[status] = problem(
+      own && named ? `${own}: ${named}` : own || named,
+      status,
+      codes,
+      route.auth === 'bearer',
+    );
   }
   responses.default = problem('Any other error (RFC 9457 problem with a stable `code`)', 500);
   return responses;

@@ -222,8 +222,13 @@ export function authScenarios(env: HttpEnv): void {
       it('refuses missing, malformed, tampered and expired access tokens with 401 invalid_token', async () => {
         const a = await signUp(ctx);
         const s = await login(ctx, a);
-        await expectProblem(await ctx.request('/auth/me'), 401, 'invalid_token');
-        await expectProblem(await me(ctx, 'not.a.jwt'), 401, 'invalid_token');
+        // RFC 6750 3.1: a challenge, naming the error only when a token was sent.
+        const anonymous = await ctx.request('/auth/me');
+        await expectProblem(anonymous, 401, 'invalid_token');
+        expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+        const malformed = await me(ctx, 'not.a.jwt');
+        await expectProblem(malformed, 401, 'invalid_token');
+        expect(malformed.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
         const [h, p, sig] = s.accessToken.split('.');
         const claims = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
         const forged = Buffer.from(JSON.stringify({ ...claims, sub: randomUUID() })).toString('base64url');

@@ -72,8 +72,13 @@ export function coreScenarios(env: HttpEnv): void {
         {},
         { authorization: 'Basic abc' },
         { authorization: 'Bearer not.a.token' },
-      ] as Array<Record<string, string>>)
-        await expectProblem(await ctx.request(HOST_AUTH_ROUTE.path, { headers }), 401, 'invalid_token');
+      ] as Array<Record<string, string>>) {
+        const refused = await ctx.request(HOST_AUTH_ROUTE.path, { headers });
+        await expectProblem(refused, 401, 'invalid_token');
+        expect(refused.headers.get('www-authenticate')).toBe(
+          headers.authorization ? 'Bearer error="invalid_token"' : 'Bearer',
+        );
+      }
       const ok = await ctx.request(HOST_AUTH_ROUTE.path, { bearer: login.accessToken });
       expect(ok.status).toBe(200);
       const me = (await (await ctx.request('/auth/me', { bearer: login.accessToken })).json()) as {
