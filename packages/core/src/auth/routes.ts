@@ -19,7 +19,6 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: 'The authenticated user',
-      errors: ['unavailable'],
       responses: { 200: ok('The user', s.meAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.me(rc.principal) }),
     },
@@ -29,7 +28,6 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: 'Roles of the authenticated user',
-      errors: ['unavailable'],
       responses: { 200: ok('The roles', s.rolesAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.roles(rc.principal) }),
     },
@@ -40,7 +38,7 @@ export function authRoutes(
       auth: 'none',
       body: s.loginBody,
       summary: 'Log in with email and password',
-      errors: ['invalid_credentials', 'rate_limited', 'unavailable'],
+      errors: ['invalid_credentials', 'rate_limited'],
       responses: {
         200: ok(
           'A session, or `{ mfaRequired, mfaToken, methods }` when MFA is on',
@@ -56,7 +54,7 @@ export function authRoutes(
       auth: 'none',
       body: s.refreshBody,
       summary: 'Exchange a refresh token for a new pair (rotation)',
-      errors: ['invalid_token', 'unavailable'],
+      errors: ['invalid_token'],
       responses: { 200: ok('A session with a new refresh token', s.sessionAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.refresh(rc.body, metaOf(rc)) }),
     },
@@ -67,7 +65,6 @@ export function authRoutes(
       auth: 'none',
       body: s.logoutBody,
       summary: 'End the session of a refresh token',
-      errors: ['unavailable'],
       responses: { 204: ok('Session ended') },
       handler: async (rc) => {
         await api.logout(rc.body, metaOf(rc));
@@ -81,7 +78,6 @@ export function authRoutes(
       auth: 'none',
       body: s.forgotBody,
       summary: 'Mail a password-reset code (same answer for unknown emails)',
-      errors: ['unavailable'],
       responses: { 202: ok('Accepted', s.acceptedAnswer) },
       handler: async (rc) => ({ status: 202, body: await api.forgot(rc.body, metaOf(rc)) }),
     },
@@ -92,7 +88,7 @@ export function authRoutes(
       auth: 'none',
       body: s.forgotResetBody,
       summary: 'Set a new password with the mailed code',
-      errors: ['invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited'],
       responses: { 204: ok('Password changed; every session ended') },
       handler: async (rc) => {
         await api.forgotReset(rc.body, metaOf(rc));
@@ -106,7 +102,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.changePasswordBody,
       summary: 'Change the password (other sessions end unless keepOtherSessions)',
-      errors: ['invalid_credentials', 'rate_limited', 'unavailable'],
+      errors: ['invalid_credentials', 'rate_limited'],
       responses: { 204: ok('Password changed') },
       handler: async (rc) => {
         await api.changePassword(rc.principal, rc.body, metaOf(rc));
@@ -119,7 +115,6 @@ export function authRoutes(
       area: 'auth',
       auth: 'bearer',
       summary: "The caller's live sessions",
-      errors: ['unavailable'],
       responses: { 200: ok('Sessions, newest first', s.sessionsAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.listSessions(rc.principal) }),
     },
@@ -130,7 +125,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End every other session (fresh login or password needed)',
-      errors: ['reauth_required', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'rate_limited'],
       responses: { 204: ok('Other sessions ended') },
       handler: async (rc) => {
         await api.revokeOtherSessions(rc.principal, rc.body ?? {}, metaOf(rc));
@@ -144,7 +139,7 @@ export function authRoutes(
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End one of your sessions (fresh login or password needed)',
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: { 204: ok('Session ended') },
       handler: async (rc) => {
         await api.revokeSession(rc.principal, rc.params.id!, rc.body ?? {}, metaOf(rc));
@@ -157,6 +152,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'none',
       summary: 'Public keys that verify access tokens (empty for HS256)',
+      storeless: true,
       responses: { 200: ok('JWK set', s.jwksAnswer) },
       handler: async () => ({ status: 200, body: await opts.jwks() }),
     },
@@ -170,7 +166,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.emptyBody,
         summary: 'Mail a code that confirms your email address',
-        errors: ['nothing_to_resend', 'rate_limited', 'unavailable'],
+        errors: ['nothing_to_resend', 'rate_limited'],
         responses: { 202: ok('Mailed (409 `nothing_to_resend` once confirmed)', s.acceptedAnswer) },
         handler: async (rc) => ({
           status: 202,
@@ -184,7 +180,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.verifyEmailBody,
         summary: 'Confirm your email address with the mailed code',
-        errors: ['invalid_code', 'rate_limited', 'unavailable'],
+        errors: ['invalid_code', 'rate_limited'],
         responses: { 200: ok('The user, `emailVerified: true`', s.meAnswer) },
         handler: async (rc) => ({
           status: 200,
@@ -201,7 +197,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.changeEmailBody,
         summary: 'Change your email address: mails a code to the new one (password required)',
-        errors: ['reauth_required', 'email_taken', 'rate_limited', 'unavailable'],
+        errors: ['reauth_required', 'email_taken', 'rate_limited'],
         responses: { 202: ok('Mailed to the new address', s.acceptedAnswer) },
         handler: async (rc) => ({
           status: 202,
@@ -215,7 +211,7 @@ export function authRoutes(
         auth: 'bearer',
         body: s.confirmEmailChangeBody,
         summary: 'Switch to the new email address with the code mailed there',
-        errors: ['invalid_code', 'email_taken', 'rate_limited', 'unavailable'],
+        errors: ['invalid_code', 'email_taken', 'rate_limited'],
         responses: { 200: ok('The user with the new, confirmed address', s.meAnswer) },
         handler: async (rc) => ({
           status: 200,
@@ -231,7 +227,7 @@ export function authRoutes(
       auth: 'none',
       body: s.signupBody,
       summary: 'Register an account',
-      errors: ['email_taken', 'rate_limited', 'unavailable'],
+      errors: ['email_taken', 'rate_limited'],
       responses: { 201: ok('Registered', s.signupAnswer) },
       handler: async (rc) => ({ status: 201, body: await api.signup(rc.body, metaOf(rc)) }),
     });

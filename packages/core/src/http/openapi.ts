@@ -79,6 +79,7 @@ function errorCodes(route: MountedRoute): ErrorCode[] {
   if (route.body || route.raw) codes.push('validation_failed', 'invalid_json');
   if (route.body) codes.push('unsupported_media_type');
   if (route.auth === 'bearer') codes.push('invalid_token');
+  if (!route.storeless) codes.push('unavailable');
   return [...new Set([...codes, ...(route.errors ?? [])])];
 }
 
@@ -192,6 +193,7 @@ export function openApiRoute(routes: () => readonly MountedRoute[]): RouteDef {
     area: 'auth',
     auth: 'none',
     summary: 'OpenAPI 3.1 document of every route',
+    storeless: true,
     responses: {
       200: {
         description: 'The OpenAPI document',

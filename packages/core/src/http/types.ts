@@ -81,8 +81,12 @@ export interface RouteDef<B = any> {
   /** Success answers (and errors that need their own wording); `binary`: raw bytes of any type. */
   responses?: Record<number, { description: string; schema?: ZodType; binary?: boolean }>;
   /** The codes of CONTRACT.md section 3 this route answers beyond those every route of its kind
-   *  can (a body's 400/413/415, a Bearer route's 401 `invalid_token`): documented per status. */
+   *  can (a body's 400/413/415, a Bearer route's 401 `invalid_token`, a store's 503
+   *  `unavailable`): documented per status. */
   errors?: readonly ErrorCode[];
+  /** No store behind it (keys, the document itself): the document lists no 503 `unavailable`,
+   *  which every other route can answer. */
+  storeless?: boolean;
   /** Query parameters, for the document only (the handler reads and checks them). */
   query?: ZodObject;
   handler(ctx: RouteContext<B>): Promise<Reply> | Reply;

@@ -6,9 +6,12 @@ export function encodeCursor(t: InboxThread): string {
   return Buffer.from(`${t.lastMessageAt.getTime()}.${t.activity}.${t.id}`, 'utf8').toString('base64url');
 }
 
+/** Longest cursor taken (the document says so too); `encodeCursor`'s are under 100. */
+export const MAX_CURSOR_CHARS = 400;
+
 /** Throws 400 `validation_failed` for anything `encodeCursor` did not make. */
 export function decodeCursor(cursor: string): ThreadCursor {
-  const text = cursor.length <= 400 ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const text = cursor.length <= MAX_CURSOR_CHARS ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const m = /^(\d{1,15})\.(\d{1,9})\.([\w-]{1,200})$/.exec(text);
   if (!m) {
     throw new GatehouseError('validation_failed', {

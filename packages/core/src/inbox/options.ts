@@ -27,13 +27,15 @@ export interface ResolvedInboxOptions {
 }
 
 const DAY = 86_400_000;
+/** Most threads one page may hold (`inbox.pageSize`, and `?limit=` of the thread list). */
+export const MAX_PAGE_SIZE = 200;
 
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
   const pageSize = o.pageSize ?? 50;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200) {
-    throw new ConfigError('inbox.pageSize must be an integer from 1 to 200');
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    throw new ConfigError(`inbox.pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   }
   return {
     windowMs: days * DAY,

@@ -3,6 +3,7 @@ import { GatehouseError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
+import { MAX_PAGE_SIZE } from './options.js';
 import {
   accountListSchema,
   accountSchema,
@@ -37,8 +38,8 @@ const access = {
   403: { description: 'not an owner/member of that inbox account' },
   404: { description: 'unknown id' },
 };
-/** What every route of an account or thread can answer beyond a Bearer route's 401. */
-const errors = ['forbidden', 'not_found', 'unavailable'] as const;
+/** What every route of an account or thread can answer beyond those of every Bearer route. */
+const errors = ['forbidden', 'not_found'] as const;
 
 /** The inbox API of CONTRACT.md 4.5 (area `inbox`, Bearer, members only). Routes with a body
  *  check access first: a non-member gets 403 whatever they sent. */
@@ -46,9 +47,9 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
   const limitOf = (v: string | null) => {
     if (v === null) return undefined;
     const n = /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN;
-    if (!(n >= 1 && n <= 200)) {
+    if (!(n >= 1 && n <= MAX_PAGE_SIZE)) {
       throw new GatehouseError('validation_failed', {
-        errors: [{ path: 'limit', message: 'from 1 to 200' }],
+        errors: [{ path: 'limit', message: `from 1 to ${MAX_PAGE_SIZE}` }],
       });
     }
     return n;
@@ -63,7 +64,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       validatesBody: true, // createAccount validates (it is gh.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
       responses: { 201: { description: 'the account', schema: accountSchema } },
-      errors: ['forbidden', 'unavailable'],
+      errors: ['forbidden'],
       async handler({ principal, body }) {
         return { status: 201, body: await api.createAccount(principal.userId, body) };
       },
@@ -75,7 +76,6 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       auth: 'bearer',
       summary: 'Inbox accounts the caller belongs to',
       responses: { 200: { description: 'accounts', schema: accountListSchema } },
-      errors: ['unavailable'],
       async handler({ principal }) {
         return { status: 200, body: { accounts: await api.listAccounts(principal.userId) } };
       },

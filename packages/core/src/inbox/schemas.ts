@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { emailField } from '../auth/schemas.js';
+import { MAX_CURSOR_CHARS } from './cursor.js';
+import { MAX_PAGE_SIZE } from './options.js';
 
 /** Request bodies of the inbox API (strict: unknown keys are refused). */
 
@@ -106,6 +108,11 @@ export const replySchema = z.object({ message: messageSchema });
 
 /** The thread list's query, for the OpenAPI document (the route reads it itself). */
 export const threadListQuery = z.object({
-  cursor: z.string().max(400).optional().describe('`nextCursor` of the previous page'),
-  limit: z.int().min(1).max(200).optional().describe('Threads per page (default `inbox.pageSize`, 50)'),
+  cursor: z.string().max(MAX_CURSOR_CHARS).optional().describe('`nextCursor` of the previous page'),
+  limit: z
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .describe('Threads per page (default `inbox.pageSize`, 50)'),
 });

@@ -29,7 +29,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: `Remove the ${method} method (password required)`,
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: noContent,
       handler: async (rc) => {
         await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
@@ -45,7 +45,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.loginWithEmailCode(rc.body, metaOf(rc)) }),
     }),
@@ -55,7 +55,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh login code for a pending login',
-      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited'],
       responses: accepted,
       handler: resend,
     }),
@@ -65,7 +65,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyMfa(rc.body, metaOf(rc)) }),
     }),
@@ -75,7 +75,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyRecoveryCode(rc.body, metaOf(rc)) }),
     }),
@@ -85,7 +85,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh code for a pending login (email method)',
-      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited'],
       responses: accepted,
       handler: resend,
     }),
@@ -95,7 +95,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'WebAuthn request options for a pending login',
-      errors: ['invalid_token', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'rate_limited'],
       responses: {
         200: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: s.requestOptionsAnswer },
       },
@@ -110,7 +110,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.webauthnLoginVerify(rc.body, metaOf(rc)) }),
     }),
@@ -122,7 +122,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start TOTP enrolment: a new seed, active once confirmed',
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: {
         200: {
           description: 'Seed',
@@ -140,7 +140,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -153,7 +153,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start email-code enrolment: a code is mailed',
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: accepted,
       handler: async (rc) => {
         await flows.emailSetup(rc.principal, rc.body, metaOf(rc));
@@ -166,7 +166,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -179,7 +179,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: {
         200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: s.creationOptionsAnswer },
       },
@@ -194,7 +194,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.registerVerifyBody,
       summary: 'Register a passkey from its attestation',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found', 'unavailable'],
+      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
       responses: {
         200: {
           description: 'Registered',
@@ -212,7 +212,6 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       summary: "The caller's passkeys",
       responses: { 200: { description: 'Passkeys, oldest first', schema: s.passkeysAnswer } },
-      errors: ['unavailable'],
       handler: async ({ principal }) => ({ status: 200, body: await flows.listPasskeys(principal) }),
     }),
     route({
@@ -221,7 +220,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
-      errors: ['reauth_required', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'not_found', 'rate_limited'],
       responses: noContent,
       handler: async (rc) => {
         await flows.removePasskey(rc.principal, rc.params.id!, rc.body, metaOf(rc));
@@ -234,7 +233,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Replace the recovery codes (password required); the old ones die',
-      errors: ['reauth_required', 'rate_limited', 'unavailable'],
+      errors: ['reauth_required', 'rate_limited'],
       responses: { 200: { description: 'New codes, shown once', schema: s.recoveryCodesSchema } },
       handler: async (rc) => ({
         status: 200,
@@ -265,7 +264,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       body: s.mfaTokenBody,
       summary: 'mfa.required: start TOTP enrolment during a login without a method',
       responses: { 200: { description: 'Seed', schema: s.totpSeedAnswer } },
-      errors: ['invalid_token', 'not_found', 'unavailable'],
+      errors: ['invalid_token', 'not_found'],
       handler: async ({ body }) => ({ status: 200, body: await flows.enrolTotpSetup(body) }),
     }),
     route({
@@ -274,7 +273,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolTotpConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -284,7 +283,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: mail an enrolment code during a login without a method',
-      errors: ['invalid_token', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'not_found', 'rate_limited'],
       responses: accepted,
       handler: async ({ body }) => {
         await flows.enrolEmailSetup(body);
@@ -297,7 +296,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolEmailConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -307,7 +306,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: passkey creation options during a login without a method',
-      errors: ['invalid_token', 'not_found', 'rate_limited', 'unavailable'],
+      errors: ['invalid_token', 'not_found', 'rate_limited'],
       responses: {
         200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: s.creationOptionsAnswer },
       },
@@ -319,7 +318,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found', 'unavailable'],
+      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
       responses: {
         200: {
           description: 'Session, the new passkey and the recovery codes',

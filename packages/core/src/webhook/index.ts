@@ -130,7 +130,7 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
     413: { description: 'Body over the webhook limit' },
     503: { description: 'Webhook secret not configured, or the outbox store is down' },
   };
-  const errors = ['webhook_signature_invalid', 'webhook_not_configured', 'unavailable'] as const;
+  const errors = ['webhook_signature_invalid', 'webhook_not_configured'] as const;
   const route = (path: string, kind: WebhookKind | 'auto', summary: string): RouteDef => ({
     method: 'POST',
     path,
