@@ -9,6 +9,14 @@ import * as s from './schemas.js';
 const session = { 200: { description: 'Session', schema: s.sessionSchema } };
 const accepted = { 202: { description: 'Accepted', schema: s.acceptedSchema } };
 const noContent = { 204: { description: 'Done' } };
+/** Codes shared by groups of routes: a change to the caller's factors (fresh authentication, a
+ *  method switched off in the settings answers 404), its confirmation, a pending login's code
+ *  check and resend, and the confirmation of a factor enrolled at login. */
+const changeErrors = ['reauth_required', 'not_found', 'rate_limited'] as const;
+const confirmErrors = ['invalid_code', ...changeErrors] as const;
+const pendingCodeErrors = ['invalid_token', 'invalid_code', 'rate_limited'] as const;
+const pendingResendErrors = ['invalid_token', 'nothing_to_resend', 'rate_limited'] as const;
+const enrolConfirmErrors = [...pendingCodeErrors, 'not_found'] as const;
 
 type Out<T extends z.ZodType> = z.output<T>;
 
@@ -29,7 +37,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: `Remove the ${method} method (password required)`,
-      errors: ['reauth_required', 'not_found', 'rate_limited'],
+      errors: changeErrors,
       responses: noContent,
       handler: async (rc) => {
         await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
@@ -45,7 +53,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
+      errors: pendingCodeErrors,
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.loginWithEmailCode(rc.body, metaOf(rc)) }),
     }),
@@ -55,7 +63,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh login code for a pending login',
-      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited'],
+      errors: pendingResendErrors,
       responses: accepted,
       handler: resend,
     }),
@@ -65,7 +73,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
+      errors: pendingCodeErrors,
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyMfa(rc.body, metaOf(rc)) }),
     }),
@@ -75,7 +83,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
+      errors: pendingCodeErrors,
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.verifyRecoveryCode(rc.body, metaOf(rc)) }),
     }),
@@ -85,7 +93,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh code for a pending login (email method)',
-      errors: ['invalid_token', 'nothing_to_resend', 'rate_limited'],
+      errors: pendingResendErrors,
       responses: accepted,
       handler: resend,
     }),
@@ -110,7 +118,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited'],
+      errors: pendingCodeErrors,
       responses: session,
       handler: async (rc) => ({ status: 200, body: await flows.webauthnLoginVerify(rc.body, metaOf(rc)) }),
     }),
@@ -122,7 +130,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start TOTP enrolment: a new seed, active once confirmed',
-      errors: ['reauth_required', 'not_found', 'rate_limited'],
+      errors: changeErrors,
       responses: {
         200: {
           description: 'Seed',
@@ -140,7 +148,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
+      errors: confirmErrors,
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -153,7 +161,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start email-code enrolment: a code is mailed',
-      errors: ['reauth_required', 'not_found', 'rate_limited'],
+      errors: changeErrors,
       responses: accepted,
       handler: async (rc) => {
         await flows.emailSetup(rc.principal, rc.body, metaOf(rc));
@@ -166,7 +174,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
+      errors: confirmErrors,
       responses: { 200: { description: 'Enabled', schema: s.recoveryCodesSchema.partial() } },
       handler: async (rc) => ({
         status: 200,
@@ -179,7 +187,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
-      errors: ['reauth_required', 'not_found', 'rate_limited'],
+      errors: changeErrors,
       responses: {
         200: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: s.creationOptionsAnswer },
       },
@@ -194,7 +202,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.registerVerifyBody,
       summary: 'Register a passkey from its attestation',
-      errors: ['invalid_code', 'rate_limited', 'reauth_required', 'not_found'],
+      errors: confirmErrors,
       responses: {
         200: {
           description: 'Registered',
@@ -220,7 +228,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
-      errors: ['reauth_required', 'not_found', 'rate_limited'],
+      errors: changeErrors,
       responses: noContent,
       handler: async (rc) => {
         await flows.removePasskey(rc.principal, rc.params.id!, rc.body, metaOf(rc));
@@ -273,7 +281,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
+      errors: enrolConfirmErrors,
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolTotpConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -296,7 +304,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
+      errors: enrolConfirmErrors,
       responses: sessionWithCodes,
       handler: async (rc) => ({ status: 200, body: await flows.enrolEmailConfirm(rc.body, metaOf(rc)) }),
     }),
@@ -318,7 +326,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       auth: 'none',
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',
-      errors: ['invalid_token', 'invalid_code', 'rate_limited', 'not_found'],
+      errors: enrolConfirmErrors,
       responses: {
         200: {
           description: 'Session, the new passkey and the recovery codes',
