@@ -68,4 +68,31 @@ describe('openApiConformance', () => {
     );
     expect(await check('POST', 'http://h/auth/login', res)).toMatch(/problem body says status 400/);
   });
+
+  it('reports a required header that is missing and a listed header that does not match', async () => {
+    const with_ = (res: Response, name: string, value: string) => {
+      res.headers.set(name, value);
+      return res;
+    };
+    // A refused token on a Bearer route always carries the challenge (RFC 6750 3.1).
+    expect(await check('GET', 'http://h/auth/me', problem(401, 'invalid_token'))).toMatch(
+      /no WWW-Authenticate header, which the document requires/,
+    );
+    const challenged = with_(problem(401, 'invalid_token'), 'www-authenticate', 'Bearer');
+    expect(await check('GET', 'http://h/auth/me', challenged)).toBeNull();
+    const other = with_(problem(401, 'invalid_token'), 'www-authenticate', 'Basic realm="x"');
+    expect(await check('GET', 'http://h/auth/me', other)).toMatch(
+      /WWW-Authenticate: "Basic realm=\\"x\\"" does not match/,
+    );
+    // Every 429 says how long to wait, in whole seconds.
+    expect(await check('POST', 'http://h/auth/login', problem(429, 'rate_limited'))).toMatch(
+      /no Retry-After header/,
+    );
+    const waited = with_(problem(429, 'rate_limited'), 'retry-after', '30');
+    expect(await check('POST', 'http://h/auth/login', waited)).toBeNull();
+    const dated = with_(problem(429, 'rate_limited'), 'retry-after', 'Wed, 21 Oct 2026 07:28:00 GMT');
+    expect(await check('POST', 'http://h/auth/login', dated)).toMatch(/Retry-After: .* does not match/);
+    // A webhook secret that is not configured is no wait: its 503 may go without one.
+    expect(await check('POST', 'http://h/inbox/webhook', problem(503, 'webhook_not_configured'))).toBeNull();
+  });
 });

@@ -38,18 +38,28 @@ function jsonSchema(schema: ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-/** `Retry-After` of a 429, and of a 503 when a store is down (CONTRACT.md 3). */
-const retryAfter = {
-  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
-};
+/** The codes whose answers always carry `Retry-After` (CONTRACT.md 3: a 429, and a 503 when a
+ *  store or the provider is down; a webhook secret that is not configured is not a wait). */
+const WAIT_CODES: readonly ErrorCode[] = ['rate_limited', 'unavailable'];
 
-/** `WWW-Authenticate` of a Bearer route's 401 (RFC 6750 3.1). */
-const bearerChallenge = {
+/** `Retry-After` of a 429 or 503; required where every code of the status carries it. */
+const retryAfter = (required: boolean) => ({
+  'Retry-After': {
+    description: 'Seconds to wait before trying again',
+    required,
+    schema: { type: 'integer', minimum: 1 },
+  },
+});
+
+/** `WWW-Authenticate` of a Bearer route's 401 (RFC 6750 3.1); required where the only 401 is a
+ *  refused token (a route may also refuse, say, a wrong current password, without a challenge). */
+const bearerChallenge = (required: boolean) => ({
   'WWW-Authenticate': {
     description: '`Bearer`, with `error="invalid_token"` when a token was sent',
-    schema: { type: 'string' },
+    required,
+    schema: { type: 'string', enum: ['Bearer', 'Bearer error="invalid_token"'] },
   },
-};
+});
 
 /** A problem answer; `codes`: the only `code` values it can carry (none: any). */
 const problem = (
@@ -57,20 +67,27 @@ const problem = (
   status: number,
   codes: readonly ErrorCode[] = [],
   challenge = false,
-) => ({
-  description,
-  ...(status === 429 || status === 503
-    ? { headers: retryAfter }
-    : challenge && status === 401
-      ? { headers: bearerChallenge }
-      : {}),
-  content: {
-    'application/problem+json': {
-      schema:
-        codes.length === 0 ? problemRef : { allOf: [problemRef, { properties: { code: { enum: codes } } }] },
+) => {
+  const only = (allowed: readonly ErrorCode[]) => codes.length > 0 && codes.every((c) => allowed.includes(c));
+  const headers =
+    status === 429 || status === 503
+      ? retryAfter(only(WAIT_CODES))
+      : challenge && status === 401
+        ? bearerChallenge(only(['invalid_token']))
+        : undefined;
+  return {
+    description,
+    ...(headers && { headers }),
+    content: {
+      'application/problem+json': {
+        schema:
+          codes.length === 0
+            ? problemRef
+            : { allOf: [problemRef, { properties: { code: { enum: codes } } }] },
+      },
     },
-  },
-});
+  };
+};
 
 /** The codes every route of this kind can answer, then the route's own. */
 function errorCodes(route: MountedRoute): ErrorCode[] {

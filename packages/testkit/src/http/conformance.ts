@@ -40,10 +40,33 @@ function inline(schema: unknown, d: Json): unknown {
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(v, d)]));
 }
 
+/** A header value as its schema's type: the document describes `Retry-After` as an integer. */
+function headerValue(raw: string, schema: Json): unknown {
+  if (schema.type !== 'integer' && schema.type !== 'number') return raw;
+  return /^-?\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : raw;
+}
+
+/** A header the response lists as `required` is there, and every listed header that is there
+ *  matches its schema. */
+function checkHeaders(listed: Json | undefined, headers: Headers, d: Json): string | null {
+  for (const [name, h] of Object.entries(listed ?? {}) as Array<[string, Json]>) {
+    const raw = headers.get(name);
+    if (raw === null) {
+      if (h.required === true) return `no ${name} header, which the document requires`;
+      continue;
+    }
+    const validate = validator(inline(h.schema ?? {}, d) as Json);
+    if (!validate(headerValue(raw, h.schema ?? {})))
+      return `${name}: ${JSON.stringify(raw)} does not match the document: ${ajv.errorsText(validate.errors)}`;
+  }
+  return null;
+}
+
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Checks answers against the OpenAPI document the instance serves: the status is one the
- *  operation lists, and a JSON or problem body matches its schema. Requests to paths or
+ *  operation lists, the headers it requires are there and those it lists match their schemas,
+ *  and a JSON or problem body matches its schema. Requests to paths or
  *  methods the document does not list are not checked. Returns what does not conform. */
 export function openApiConformance(gh: Gatehouse) {
   let doc: Promise<{ d: Json; matchers: Array<[RegExp, string]> }> | undefined;
@@ -70,12 +93,18 @@ export function openApiConformance(gh: Gatehouse) {
     const documented = op.responses[String(res.status)] as Json | undefined;
     if (!documented && !ANY_ROUTE.has(res.status)) return `${where}: status not in the OpenAPI document`;
     const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    const content = (documented ?? op.responses.default).content as Json | undefined;
+    const response = (documented ?? op.responses.default) as Json;
+    const content = response.content as Json | undefined;
     if (content && !content[type] && !content['*/*']) {
       return `${where}: ${type || 'no content type'}, but the document lists ${Object.keys(content)}`;
     }
     const schema = content?.[type]?.schema as Json | undefined;
-    if (!schema || (type !== 'application/json' && type !== 'application/problem+json')) return null;
+    const headerProblem = () => {
+      const found = checkHeaders(response.headers, res.headers, d);
+      return found && `${where}: ${found}`;
+    };
+    if (!schema || (type !== 'application/json' && type !== 'application/problem+json'))
+      return headerProblem();
     const body: unknown = await res.clone().json();
     const validate = validator(inline(schema, d) as Json);
     if (!validate(body))
@@ -83,6 +112,6 @@ export function openApiConformance(gh: Gatehouse) {
     if (type === 'application/problem+json' && (body as Json).status !== res.status) {
       return `${where}: problem body says status ${(body as Json).status}`;
     }
-    return null;
+    return headerProblem();
   };
 }
