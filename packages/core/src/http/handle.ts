@@ -92,8 +92,15 @@ export function validate<T>(schema: ZodType<T>, value: unknown): T {
 export function createHandler(opts: HandlerOptions) {
   return async function handle(req: NeutralRequest): Promise<NeutralResponse | null> {
     const { path, q } = splitQuery(req.path);
-    const matched = opts.router.match(req.method.toUpperCase(), path);
-    if (!matched) return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
+    const method = req.method.toUpperCase();
+    const matched = opts.router.match(method, path);
+    if (!matched) {
+      // RFC 9110 9.3.2: HEAD is a GET whose content is left out (a monitor's probe, a
+      // download's size). Off the hot path: only an unmatched request looks again.
+      if (method === 'HEAD' && opts.router.match('GET', path))
+        return handle({ ...req, method: 'GET' }).then(withoutContent);
+      return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
+    }
     const { route, params, pattern } = matched;
     const requestId = nextRequestId();
     let ip = '';
@@ -127,6 +134,14 @@ export function createHandler(opts: HandlerOptions) {
       return route.auth === 'bearer' && principal === undefined ? challenge(res, req.headers) : res;
     }
   };
+}
+
+/** The answer to a HEAD: the GET's status and headers, its length, no content. */
+function withoutContent(res: NeutralResponse | null): NeutralResponse | null {
+  if (res?.body == null) return res;
+  res.headers['content-length'] = String(Buffer.byteLength(res.body));
+  res.body = null;
+  return res;
 }
 
 /** RFC 6750 3.1: a 401 of a Bearer-protected resource says how to authenticate, and names the

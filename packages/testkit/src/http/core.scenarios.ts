@@ -53,6 +53,24 @@ export function coreScenarios(env: HttpEnv): void {
       await expectProblem(res, 404, 'not_found');
     });
 
+    it('answers HEAD on a GET route as the GET without content (RFC 9110 9.3.2)', async () => {
+      const get = await ctx.request('/auth/openapi.json');
+      const head = await ctx.request('/auth/openapi.json', { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('content-length')).toBe(String((await get.arrayBuffer()).byteLength));
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+      expectSafeHeaders(head);
+      // Refused as the GET is: a Bearer route's challenge, no content.
+      const me = await ctx.request('/auth/me', { method: 'HEAD' });
+      expect(me.status).toBe(401);
+      expect(me.headers.get('www-authenticate')).toBe('Bearer');
+      expect(me.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect((await me.arrayBuffer()).byteLength).toBe(0);
+      // A route with no GET is still unknown.
+      expect((await ctx.request('/auth/login', { method: 'HEAD' })).status).toBe(404);
+    });
+
     it('leaves paths outside its mount points to the host', async () => {
       const host = await ctx.request(HOST_ROUTE.path);
       expect(host.status).toBe(200);
