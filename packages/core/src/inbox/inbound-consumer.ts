@@ -215,7 +215,14 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       mail.attachments.slice(0, MAX_ATTACHMENTS),
       event.id,
     );
-    const notified = await notifyMembers(ctx, opts.notificationLeaseMs, account, message, event.id);
+    const notified = await notifyMembers(
+      ctx,
+      opts.notificationLeaseMs,
+      account,
+      message,
+      event.id,
+      event.signal,
+    );
     if (notified.heldUntil) throw new RetryLater('notification held by another delivery', notified.heldUntil);
     if (notified.failed) throw new Error('notification failed');
     // Not finished (marked processed) while another event's send may yet fail: its retry would

@@ -54,7 +54,8 @@ export interface NotifyResult {
 /** Pauses before claiming again what another event holds (about 1.5 s in all). Duplicate
  *  webhooks of one mail are usually delivered side by side, and each claims some members'
  *  notices first: waiting for the other's sends, after making our own, finishes both without a
- *  retry. A holder still busy after that (a hanging send) is left to the outbox's backoff. */
+ *  retry. A holder still busy after that (a hanging send), or a wait cut short by `stop()`, is
+ *  left to the outbox's backoff. */
 const HELD_ELSEWHERE_WAITS_MS = [50, 100, 200, 400, 800];
 
 /** Notifies every owner/member of the account once about `message` (idempotency key
@@ -65,6 +66,7 @@ export async function notifyMembers(
   account: InboxAccount,
   message: InboxMessage,
   outboxEventId: string,
+  signal?: AbortSignal,
 ): Promise<NotifyResult> {
   const result: NotifyResult = { failed: false, heldUntil: null, heldElsewhere: false };
   /** Claims and sends one notice; false when another event holds it. */
@@ -128,7 +130,9 @@ export async function notifyMembers(
   for (const ms of HELD_ELSEWHERE_WAITS_MS) {
     // Retried anyway (a failed send, a notice of our own earlier delivery): no wait is worth it.
     if (held.length === 0 || result.failed || result.heldUntil) break;
-    await sleep(ms);
+    // A stopping dispatcher does not wait: the held notices are left to the retry.
+    await sleep(ms, undefined, { signal }).catch(() => {});
+    if (signal?.aborted) break;
     const still: string[] = [];
     for (const userId of held) if (!(await notifyOne(userId))) still.push(userId);
     held = still;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { GatehouseContext } from '../context.js';
 import { ConfigError, GatehouseError, isStoreError } from '../errors.js';
 import type {
@@ -90,9 +91,9 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
   const consumers = new Map<string, Consumer>();
   const inFlight = new Set<Promise<void>>();
   let running = false;
-  /** Settles when `stop()` is called: a write waiting for the store gives up at once. */
-  let stopped: Promise<void> = new Promise(() => {});
-  let signalStop = () => {};
+  /** Aborted when `stop()` is called: a write waiting for the store and a consumer's own
+   *  waits (`DeliveredEvent.signal`) give up at once. A fresh one per `start()`. */
+  let halt = new AbortController();
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let timer: NodeJS.Timeout | undefined;
@@ -118,7 +119,7 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
         return (await write()) || (tried && (await landed(e, lease, status)));
       } catch (err) {
         if (!isStoreError(err) || !running || Date.now() + delay >= until) throw err;
-        await Promise.race([new Promise((r) => setTimeout(r, delay).unref()), stopped]);
+        await sleep(delay, undefined, { signal: halt.signal, ref: false }).catch(() => {});
         if (!running) throw err;
       }
     }
@@ -179,6 +180,7 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
           payload: e.payload,
           attempt: e.attempts,
           createdAt: e.createdAt,
+          signal: halt.signal,
         });
       } catch (err) {
         await fail(e, lease, err, until);
@@ -311,16 +313,14 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
     start() {
       if (running) return;
       running = true;
-      stopped = new Promise((resolve) => {
-        signalStop = resolve;
-      });
+      halt = new AbortController();
       unsubscribeWake = store().subscribeWake?.(() => void pump());
       void pump();
     },
 
     async stop() {
       running = false;
-      signalStop();
+      halt.abort();
       clearTimeout(timer);
       unsubscribeWake?.();
       unsubscribeWake = undefined;

@@ -7,6 +7,10 @@ export interface DeliveredEvent {
   /** 1 on the first delivery. */
   attempt: number;
   createdAt: Date;
+  /** Aborted when the dispatcher's `stop()` is called: a consumer's own waits give up then
+   *  and leave the event to a retry, so `stop()` waits for work, not for pauses. Absent when a
+   *  test or script calls the consumer by hand. */
+  signal?: AbortSignal;
 }
 
 /** Thrown by a consumer that must not run again before `notBefore` (something another delivery

@@ -69,7 +69,7 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
   const deliver = (
     consumer: 'inbound' | 'delivery',
     payload: unknown,
-    opts: { id?: string; attempt?: number; createdAt?: Date } = {},
+    opts: { id?: string; attempt?: number; createdAt?: Date; signal?: AbortSignal } = {},
   ) =>
     gh.inbox.consumers[consumer]({
       id: opts.id ?? `evt-${++n}-${randomUUID()}`,
@@ -77,6 +77,7 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
       attempt: opts.attempt ?? 1,
       createdAt: opts.createdAt ?? clock.now(),
+      signal: opts.signal,
     });
 
   return { gh, clock, stores, notifier, user, deliver };

@@ -627,6 +627,33 @@ describe('inbound consumer: notifications', () => {
     expect(sent).toEqual([owner.id]);
   });
 
+  it('stops waiting for a notice another event holds once the dispatcher stops, and leaves it to a retry', async () => {
+    let release!: () => void;
+    let calls = 0;
+    const t = setup({
+      notifier: {
+        notify: () => {
+          calls += 1;
+          return calls === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+        },
+      },
+    });
+    await withAccount(t);
+    const payload = received({ email_id: 'held-at-stop' });
+    const first = t.deliver('inbound', payload, { id: 'first' });
+    await vi.waitFor(() => expect(calls).toBe(1));
+    const stop = new AbortController();
+    const t0 = Date.now();
+    const dup = t.deliver('inbound', payload, { id: 'dup', signal: stop.signal }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 80)); // inside the waits for the holder (about 1.5 s)
+    stop.abort();
+    expect(String(await dup)).toMatch('notification held by another event');
+    expect(Date.now() - t0).toBeLessThan(1000);
+    release();
+    await expect(first).resolves.toEqual({ outcome: 'stored' });
+    expect(await t.deliver('inbound', payload, { id: 'dup', attempt: 2 })).toEqual({ outcome: 'duplicate' });
+  });
+
   it('finishes duplicate webhooks of one mail delivered side by side without a retry, each notice sent once', async () => {
     // Each delivery claims some members' notices before the other gets to them; each then
     // waits for the other's sends instead of failing for the outbox to retry.

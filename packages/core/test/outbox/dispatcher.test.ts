@@ -56,7 +56,17 @@ describe('outbox dispatcher', () => {
     });
     const id = await outbox.publish({ name: NAME, payload: '{"a":1}' });
     expect(await outbox.drain()).toBe(1);
-    expect(seen).toEqual([{ id, name: NAME, payload: '{"a":1}', attempt: 1, createdAt: clock.now() }]);
+    expect(seen).toEqual([
+      {
+        id,
+        name: NAME,
+        payload: '{"a":1}',
+        attempt: 1,
+        createdAt: clock.now(),
+        signal: expect.any(AbortSignal),
+      },
+    ]);
+    expect(seen[0]!.signal!.aborted).toBe(false);
     expect(await outbox.get(id)).toMatchObject({ status: 'done', outcome: null });
     expect(await outbox.drain()).toBe(0);
   });
@@ -319,6 +329,34 @@ describe('outbox dispatcher', () => {
     expect(Date.now() - t0).toBeLessThan(200);
     expect(logs.map((l) => l.fields.event)).toContain('outbox_store_error');
     expect(await outbox.get(id)).toMatchObject({ status: 'pending' }); // its lease runs out
+  });
+
+  it("stop() aborts the signal of what it delivers: a consumer's own wait ends and the event goes back for a retry", async () => {
+    const { outbox } = setup({ pollIntervalMs: HOUR });
+    const entered = deferred<AbortSignal | undefined>();
+    outbox.subscribe(NAME, async (e) => {
+      entered.resolve(e.signal);
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, 10 * SECOND);
+        e.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('stopped while waiting'));
+        });
+      });
+    });
+    outbox.start();
+    const id = await outbox.publish({ name: NAME, payload: '{}' });
+    const signal = await entered.promise;
+    expect(signal?.aborted).toBe(false);
+    const t0 = Date.now();
+    await outbox.stop();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(signal?.aborted).toBe(true);
+    expect(await outbox.get(id)).toMatchObject({
+      status: 'pending',
+      lockedBy: null,
+      lastError: 'Error: stopped while waiting',
+    });
   });
 
   it('retries a consumer that asks for a later time no earlier than that time', async () => {
