@@ -5,7 +5,7 @@ export { createGatehouse, type Gatehouse } from './gatehouse.js';
 export { problemClientError } from './http/client-error.js';
 export { type Authorization, validate } from './http/handle.js';
 /** The RFC 9457 answer for an error, e.g. a host's own 404 in Gatehouse's format. */
-export { errorToResponse as problemResponse } from './http/respond.js';
+export { errorToResponse as problemResponse, gatehouseProblem } from './http/respond.js';
 export type * from './http/types.js';
 export * from './inbox/public.js';
 export * from './mfa/public.js';

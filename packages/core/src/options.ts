@@ -14,7 +14,7 @@ export interface GatehouseOptions {
   keys?: KeyInput | KeyInput[];
   /** Storage ports. Default: `memoryStores()`. */
   stores?: Stores;
-  /** Default: a mailer that logs that a mail was sent (never its content). */
+  /** Default: none; each mail is dropped with a `mail_dropped` warning (never its content). */
   mailer?: Mailer;
   /** Holds `inbox.mail.webhook-secret`; read per request. */
   settings?: SettingsInput;

@@ -1,5 +1,5 @@
-import type { Gatehouse, NeutralResponse, Principal } from '@gatehouse/core';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { type Gatehouse, gatehouseProblem, type NeutralResponse, type Principal } from '@gatehouse/core';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** The part of a Gatehouse instance the router needs. */
 export type GatehouseHandler = Pick<Gatehouse, 'handle' | 'owns'>;
@@ -31,6 +31,7 @@ export function gatehouseRouter(gh: GatehouseHandler): RequestHandler {
       headers: req.headers,
       body: req,
       ip: req.socket.remoteAddress,
+      base: req.baseUrl,
     });
     if (out === null) next();
     else send(res, out);
@@ -54,6 +55,18 @@ export function requireAuth(gh: Pick<Gatehouse, 'authorize'>): RequestHandler {
       next();
     } else if (res.headersSent) next(new Error('Gatehouse requireAuth: the response was already sent'));
     else send(res, r.response);
+  };
+}
+
+/** Error middleware, mounted after the host's routes: what a `gh.*` call threw in one of them
+ *  (`gh.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
+ *  is away) is answered as Gatehouse's own routes answer, problem+json; any other error goes
+ *  on to the host's next error handler. `app.use(gatehouseErrors())` */
+export function gatehouseErrors(): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    const out = res.headersSent ? null : gatehouseProblem(err);
+    if (out) send(res, out);
+    else next(err);
   };
 }
 

@@ -1,5 +1,11 @@
-import { gatehouseRouter, principalOf, requireAuth } from '@gatehouse/express';
-import { describeHttpContract, HOST_AUTH_ROUTE, HOST_ROUTE, listen } from '@gatehouse/testkit';
+import { gatehouseErrors, gatehouseRouter, principalOf, requireAuth } from '@gatehouse/express';
+import {
+  describeHttpContract,
+  HOST_AUTH_ROUTE,
+  HOST_FRESH_ROUTE,
+  HOST_ROUTE,
+  listen,
+} from '@gatehouse/testkit';
 import express from 'express';
 
 describeHttpContract('express', async (gh) => {
@@ -11,5 +17,10 @@ describeHttpContract('express', async (gh) => {
   app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
     res.json({ userId: principalOf(res).userId });
   });
+  app.post(HOST_FRESH_ROUTE.path, requireAuth(gh), express.json(), async (req, res) => {
+    await gh.auth.requireFreshAuth(principalOf(res), { password: req.body.password });
+    res.json({ fresh: true });
+  });
+  app.use(gatehouseErrors());
   return listen(app);
 });

@@ -1,5 +1,5 @@
-import { createGatehouse, type Gatehouse } from '@gatehouse/core';
-import { BODY_CONSUMED_MESSAGE, gatehouseRouter } from '@gatehouse/express';
+import { createGatehouse, type Gatehouse, GatehouseError, StoreError } from '@gatehouse/core';
+import { BODY_CONSUMED_MESSAGE, gatehouseErrors, gatehouseRouter } from '@gatehouse/express';
 import { expectProblem, listen, type MountedServer } from '@gatehouse/testkit';
 import express, { type ErrorRequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -30,6 +30,10 @@ describe('gatehouseRouter', () => {
     await start((app) => app.use('/api', gatehouseRouter(gh)));
     const doc = await fetch(`${server.url}/api/auth/openapi.json`);
     expect(doc.status).toBe(200);
+    // Its paths are relative to the mount point, which the document names as its server.
+    const { servers, paths } = await doc.json();
+    expect(servers).toEqual([{ url: '/api' }]);
+    expect(Object.keys(paths)).toContain('/auth/me');
     await expectProblem(await fetch(`${server.url}/api/auth/nope?x=1`), 404, 'not_found');
     const outside = await fetch(`${server.url}/auth/openapi.json`);
     expect(outside.status).toBe(404);
@@ -63,6 +67,12 @@ describe('gatehouseRouter', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('serves a document without servers when mounted at the root', async () => {
+    await start((app) => app.use(gatehouseRouter(gh)));
+    const doc = await (await fetch(`${server.url}/auth/openapi.json`)).json();
+    expect(doc).not.toHaveProperty('servers');
+  });
+
   it('leaves the body to host parsers mounted after it', async () => {
     await start((app) => {
       app.use(gatehouseRouter(gh));
@@ -73,5 +83,35 @@ describe('gatehouseRouter', () => {
     });
     const echo = await fetch(`${server.url}/host/echo`, jsonPost({ b: [1, 2] }));
     expect(await echo.json()).toEqual({ b: [1, 2] });
+  });
+
+  it("gatehouseErrors answers Gatehouse's errors in host routes as problems and passes others on", async () => {
+    const passed: unknown[] = [];
+    await start((app) => {
+      app.use(gatehouseRouter(gh));
+      app.get('/host/limited', () => {
+        throw new GatehouseError('rate_limited', { retryAfter: 7 });
+      });
+      app.get('/host/store', async () => {
+        throw new StoreError('database unavailable');
+      });
+      app.get('/host/bug', () => {
+        throw new TypeError('host bug');
+      });
+      app.use(gatehouseErrors());
+      app.use(((err, _req, res, _next) => {
+        passed.push(err);
+        res.status(500).type('text/plain').send('host handler');
+      }) as ErrorRequestHandler);
+    });
+    const limited = await fetch(`${server.url}/host/limited`);
+    await expectProblem(limited, 429, 'rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('7');
+    const store = await fetch(`${server.url}/host/store`);
+    await expectProblem(store, 503, 'unavailable');
+    expect(store.headers.get('retry-after')).toBe('1');
+    const bug = await fetch(`${server.url}/host/bug`);
+    expect([bug.status, await bug.text()]).toEqual([500, 'host handler']);
+    expect(passed).toEqual([expect.any(TypeError)]);
   });
 });

@@ -1,4 +1,10 @@
-import type { Gatehouse, NeutralRequest, NeutralResponse, Principal } from '@gatehouse/core';
+import {
+  type Gatehouse,
+  gatehouseProblem,
+  type NeutralRequest,
+  type NeutralResponse,
+  type Principal,
+} from '@gatehouse/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type Handles = Pick<Gatehouse, 'handle'>;
@@ -17,6 +23,7 @@ const toNeutral = (
   headers: request.headers,
   body,
   ip: request.socket.remoteAddress,
+  base: prefix,
 });
 
 const send = (reply: FastifyReply, out: NeutralResponse) =>
@@ -101,6 +108,31 @@ export function gatehouseFrameworkErrors(
       answer(gatehouse, reply, toNeutral(request, prefix, request.raw), outside);
     else outside();
   };
+}
+
+/** For the host's `app.setErrorHandler(...)`: what a `gh.*` call threw in one of its own routes
+ *  (`gh.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
+ *  is away) is answered as Gatehouse's own routes answer, problem+json; anything else goes to
+ *  `fallback` (default: Fastify's own error answer). */
+export function gatehouseErrorHandler(
+  fallback: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown = (
+    error,
+    _request,
+    reply,
+  ) => reply.send(error),
+) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): unknown => {
+    const out = gatehouseProblem(error);
+    return out ? send(reply, out) : fallback(error, request, reply);
+  };
+}
+
+/** The principal `requireAuth` verified for this request (throws on a route it does not guard):
+ *  `app.get('/orders', { preHandler: requireAuth(gh) }, (req) => ordersOf(principalOf(req).userId))` */
+export function principalOf(request: FastifyRequest): Principal {
+  const p = request.principal;
+  if (!p) throw new Error('Gatehouse principalOf: this route is not guarded by requireAuth(gh)');
+  return p;
 }
 
 declare module 'fastify' {

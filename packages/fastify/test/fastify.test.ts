@@ -1,5 +1,5 @@
-import { createGatehouse, type Gatehouse } from '@gatehouse/core';
-import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
+import { createGatehouse, type Gatehouse, GatehouseError, StoreError } from '@gatehouse/core';
+import { gatehouseErrorHandler, gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
 import { expectProblem } from '@gatehouse/testkit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,7 +25,10 @@ describe('gatehousePlugin', () => {
     await start(async (app) => {
       await app.register(gatehousePlugin, { gatehouse: gh, prefix: '/api' });
     });
-    expect((await fetch(`${url}/api/auth/openapi.json`)).status).toBe(200);
+    const doc = await fetch(`${url}/api/auth/openapi.json`);
+    expect(doc.status).toBe(200);
+    // Its paths are relative to the register prefix, which the document names as its server.
+    expect((await doc.json()).servers).toEqual([{ url: '/api' }]);
     await expectProblem(await fetch(`${url}/api/auth/nope?x=1`), 404, 'not_found');
     const outside = await fetch(`${url}/auth/openapi.json`);
     expect(outside.status).toBe(404);
@@ -81,5 +84,48 @@ describe('gatehousePlugin', () => {
     const other = await fetch(`${url}/elsewhere`);
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).not.toMatch(/problem/);
+  });
+
+  it("gatehouseErrorHandler answers Gatehouse's errors in host routes as problems, others as Fastify does", async () => {
+    const fallen: unknown[] = [];
+    await start(async (app) => {
+      await app.register(gatehousePlugin, { gatehouse: gh });
+      app.get('/host/limited', async () => {
+        throw new GatehouseError('rate_limited', { retryAfter: 7 });
+      });
+      app.get('/host/store', async () => {
+        throw new StoreError('database unavailable');
+      });
+      app.get('/host/bug', async () => {
+        throw new TypeError('host bug');
+      });
+      app.get('/host/teapot', async () => {
+        throw Object.assign(new Error('short and stout'), { statusCode: 418 });
+      });
+      app.setErrorHandler(gatehouseErrorHandler());
+      app.register(async (scoped) => {
+        scoped.setErrorHandler(
+          gatehouseErrorHandler((error, _request, reply) => {
+            fallen.push(error);
+            return reply.code(500).type('text/plain').send('host handler');
+          }),
+        );
+        scoped.get('/host/scoped-bug', async () => {
+          throw new TypeError('scoped bug');
+        });
+      });
+    });
+    const limited = await fetch(`${url}/host/limited`);
+    await expectProblem(limited, 429, 'rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('7');
+    await expectProblem(await fetch(`${url}/host/store`), 503, 'unavailable');
+    // Anything else: Fastify's own error answer, or the host's fallback.
+    const bug = await fetch(`${url}/host/bug`);
+    expect(bug.status).toBe(500);
+    expect(bug.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await fetch(`${url}/host/teapot`)).status).toBe(418);
+    const scoped = await fetch(`${url}/host/scoped-bug`);
+    expect([scoped.status, await scoped.text()]).toEqual([500, 'host handler']);
+    expect(fallen).toEqual([expect.any(TypeError)]);
   });
 });

@@ -98,3 +98,31 @@ it('smtpMailer refuses a URL nodemailer cannot use with a ConfigError that does 
   }
   smtpMailer({ url: 'smtps://user:pass@127.0.0.1:2525', from: 'a@b.test' }).close();
 });
+
+it('smtpMailer gives up on a server that stalls, after its timeouts, instead of holding the send', async () => {
+  const { createServer } = await import('node:net');
+  const held: Socket[] = [];
+  // Accepts connections and never greets (a stalled relay).
+  const server = createServer((s) => held.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const mailer = smtpMailer({
+    url: `smtp://127.0.0.1:${port}`,
+    from: 'Gatehouse <no-reply@gatehouse.test>',
+    timeouts: { greetingMs: 300 },
+  });
+  try {
+    const t0 = Date.now();
+    await expect(mailer.send({ to: 'a@example.test', subject: 'x', text: 'y' })).rejects.toThrow(
+      /^SMTP send failed \(ETIMEDOUT/,
+    );
+    expect(Date.now() - t0).toBeLessThan(5000);
+  } finally {
+    mailer.close();
+    for (const s of held) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  expect(() => smtpMailer({ url: 'smtp://h:25', from: 'x@y.test', timeouts: { socketMs: 0 } })).toThrow(
+    ConfigError,
+  );
+});

@@ -126,6 +126,7 @@ export function createHandler(opts: HandlerOptions) {
         requestId,
         principal: principal as Principal,
         route: pattern,
+        base: req.base ?? '',
       });
       return replyToResponse(reply);
     } catch (e) {

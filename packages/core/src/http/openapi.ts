@@ -201,7 +201,8 @@ export function openApiDocument(routes: readonly MountedRoute[]): Json {
 }
 
 /** `GET <auth>/openapi.json`: the document of every route of this instance (built once,
- *  on first request, so switched-off routes are absent from it). */
+ *  on first request, so switched-off routes are absent from it), with the adapter's mount
+ *  point as its server. */
 export function openApiRoute(routes: () => readonly MountedRoute[]): RouteDef {
   let doc: Json | undefined;
   return {
@@ -217,9 +218,11 @@ export function openApiRoute(routes: () => readonly MountedRoute[]): RouteDef {
         schema: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }),
       },
     },
-    handler: () => {
+    handler: ({ base }) => {
       doc ??= openApiDocument(routes());
-      return { status: 200, body: doc };
+      // Mounted under a sub-path, the document's paths are relative to it: a relative server
+      // URL says so, for the client generators that read it.
+      return { status: 200, body: base === '' ? doc : { ...doc, servers: [{ url: base }] } };
     },
   };
 }

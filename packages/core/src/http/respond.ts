@@ -1,4 +1,4 @@
-import { toProblem } from '../errors.js';
+import { isGatehouseError, isStoreError, toProblem } from '../errors.js';
 import type { NeutralResponse, Reply } from './types.js';
 
 /** Headers on every answer: nothing here is cacheable or sniffable. A literal per answer
@@ -30,4 +30,11 @@ export function errorToResponse(e: unknown): NeutralResponse {
   // The client may still be sending the oversized body: end the connection after answering.
   if (problem.status === 413) headers.connection = 'close';
   return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/** The problem answer for what a `gh.*` call threw in a host's own route (a `GatehouseError`,
+ *  or a store that is away: 503 with `Retry-After`); `null` for anything else, which stays the
+ *  host's to answer. What the adapters' error handlers send. */
+export function gatehouseProblem(e: unknown): NeutralResponse | null {
+  return isGatehouseError(e) || isStoreError(e) ? errorToResponse(e) : null;
 }

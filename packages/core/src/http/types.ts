@@ -14,6 +14,9 @@ export interface NeutralRequest {
   body?: Uint8Array | AsyncIterable<Uint8Array> | null;
   /** Socket address of the peer. */
   ip?: string;
+  /** Where the host mounted the adapter (Express `req.baseUrl`, a Fastify register prefix),
+   *  e.g. `/api`; the served OpenAPI document names it as its server. Empty or absent: `/`. */
+  base?: string;
 }
 
 /** What an adapter writes back. `body` is already serialized. */
@@ -48,6 +51,8 @@ export interface RouteContext<B = unknown> {
   principal: Principal;
   /** The matched route pattern, e.g. `/auth/sessions/:id` (for logs). */
   route: string;
+  /** `NeutralRequest.base`, or `''`. */
+  base: string;
 }
 
 export interface Reply {

@@ -7,7 +7,13 @@ export interface SmtpMailerOptions {
   url: string;
   /** Default From header. */
   from: string;
+  /** How long a send may wait, in ms: for the connection (default 15 s), for the server's
+   *  greeting (15 s), and for any answer once connected (60 s). nodemailer's own defaults (2 min,
+   *  30 s, 10 min) let one stalled server hold an outbox delivery past its 5-minute lease. */
+  timeouts?: { connectionMs?: number; greetingMs?: number; socketMs?: number };
 }
+
+const DEFAULT_TIMEOUTS = { connectionMs: 15_000, greetingMs: 15_000, socketMs: 60_000 };
 
 /** nodemailer's error without its text: an SMTP reply quotes the recipient (`550 <bob@x>
  *  unknown`), and the flows log what a mailer throws. The codes say what went wrong. */
@@ -38,7 +44,17 @@ function smtpUrl(raw: string): string {
 
 /** Sends mail over SMTP with nodemailer. */
 export function smtpMailer(opts: SmtpMailerOptions): Mailer & { close(): void } {
-  const transport = nodemailer.createTransport(smtpUrl(opts.url));
+  const t = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  for (const [name, ms] of Object.entries(t))
+    if (!Number.isSafeInteger(ms) || ms < 1)
+      throw new ConfigError(`smtpMailer: timeouts.${name} must be an integer >= 1`);
+  const transport = nodemailer.createTransport({
+    url: smtpUrl(opts.url),
+    connectionTimeout: t.connectionMs,
+    greetingTimeout: t.greetingMs,
+    socketTimeout: t.socketMs,
+    dnsTimeout: t.connectionMs,
+  });
   return {
     async send(mail: Mail) {
       try {

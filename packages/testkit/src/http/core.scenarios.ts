@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { junkRequest } from './arbitraries.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
-import { HOST_AUTH_ROUTE, HOST_ROUTE } from './serve.js';
+import { HOST_AUTH_ROUTE, HOST_FRESH_ROUTE, HOST_ROUTE } from './serve.js';
 import { freshEmail, signUpAndLogIn } from './session.js';
 
 const KiB = 1024;
@@ -111,6 +111,21 @@ export function coreScenarios(env: HttpEnv): void {
         401,
         'invalid_token',
       );
+    });
+
+    it("answers what gh.auth throws in the host's own routes as problem+json, through the adapter's error handler", async () => {
+      const login = await signUpAndLogIn(ctx, { email: freshEmail('fresh'), name: 'Fresh' });
+      const fresh = (password: string) =>
+        ctx.request(HOST_FRESH_ROUTE.path, { json: { password }, bearer: login.accessToken });
+      expect(await (await fresh(login.password)).json()).toEqual({ fresh: true });
+      const wrong = await fresh('not-the-password');
+      await expectProblem(wrong, 403, 'reauth_required');
+      expectSafeHeaders(wrong);
+      // Wrong passwords count as failed logins: past the limit, a 429 that says how long to wait.
+      let last = wrong;
+      for (let i = 0; i < 12 && last.status !== 429; i++) last = await fresh('not-the-password');
+      await expectProblem(last, 429, 'rate_limited');
+      expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
     });
 
     it('sends nosniff and no-store on successes and errors alike', async () => {

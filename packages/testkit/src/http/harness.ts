@@ -18,7 +18,8 @@ export interface MountedServer {
 }
 /** Serves `gh` through one adapter on a real HTTP server on loopback. The host app also
  *  answers `HOST_ROUTE` (serve.ts), registered after Gatehouse, to prove fall-through, and
- *  `HOST_AUTH_ROUTE`, guarded by the adapter's `requireAuth` (or `gh.authorize`), with `{ userId }`. */
+ *  `HOST_AUTH_ROUTE`, guarded by the adapter's `requireAuth` (or `gh.authorize`), with `{ userId }`,
+ *  and `HOST_FRESH_ROUTE` (`gh.auth.requireFreshAuth` behind the adapter's error handler). */
 export type Mount = (gh: Gatehouse) => Promise<MountedServer>;
 
 /** The scenario groups of the HTTP contract, one per area. */

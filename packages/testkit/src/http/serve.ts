@@ -10,6 +10,12 @@ export const HOST_ROUTE = { path: '/host/ping', body: 'pong from host' } as cons
  *  `gh.authorize` where there is no adapter), answering `{ userId }`. */
 export const HOST_AUTH_ROUTE = { path: '/host/me' } as const;
 
+/** A host route every `Mount` guards with `requireAuth` and then checks with
+ *  `gh.auth.requireFreshAuth(principal, { password })` (password from its JSON body), answering
+ *  `{ fresh: true }`; what that throws goes through the adapter's error handler
+ *  (`gatehouseErrors()`, `gatehouseErrorHandler()`; `gatehouseProblem` without one). */
+export const HOST_FRESH_ROUTE = { path: '/host/fresh' } as const;
+
 /** Starts a Node HTTP server for `listener` on 127.0.0.1, on a free port. */
 export async function listen(listener: RequestListener | Server): Promise<MountedServer> {
   const server = typeof listener === 'function' ? createServer(listener) : listener;
