@@ -53,6 +53,7 @@ export type ThrottleBucket =
   | 'code:user'
   | 'code:ip'
   | 'forgot:email'
+  | 'forgot:ip'
   | 'resend'
   | 'mail:user'
   | 'confirm:user'

@@ -31,7 +31,7 @@ describe('gatehouseRouter', () => {
     const doc = await fetch(`${server.url}/api/auth/openapi.json`);
     expect(doc.status).toBe(200);
     // Its paths are relative to the mount point, which the document names as its server.
-    const { servers, paths } = await doc.json();
+    const { servers, paths } = (await doc.json()) as { servers: unknown; paths: object };
     expect(servers).toEqual([{ url: '/api' }]);
     expect(Object.keys(paths)).toContain('/auth/me');
     await expectProblem(await fetch(`${server.url}/api/auth/nope?x=1`), 404, 'not_found');

@@ -28,7 +28,7 @@ describe('gatehousePlugin', () => {
     const doc = await fetch(`${url}/api/auth/openapi.json`);
     expect(doc.status).toBe(200);
     // Its paths are relative to the register prefix, which the document names as its server.
-    expect((await doc.json()).servers).toEqual([{ url: '/api' }]);
+    expect(((await doc.json()) as { servers: unknown }).servers).toEqual([{ url: '/api' }]);
     await expectProblem(await fetch(`${url}/api/auth/nope?x=1`), 404, 'not_found');
     const outside = await fetch(`${url}/auth/openapi.json`);
     expect(outside.status).toBe(404);

@@ -60,6 +60,9 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'code:user': { points: 10, durationSeconds: 15 * MIN },
   'code:ip': { points: 100, durationSeconds: 15 * MIN },
   'forgot:email': { points: 3, durationSeconds: 15 * MIN },
+  // Per address too: one client cannot mail every registered user, nor fill the limiter with
+  // counters of invented addresses (the first bucket hit; over it, no email counter is made).
+  'forgot:ip': { points: 100, durationSeconds: 15 * MIN },
   resend: { points: 1, durationSeconds: 30 },
   'mail:user': { points: 10, durationSeconds: 60 * MIN },
   'confirm:user': { points: 10, durationSeconds: DAY },

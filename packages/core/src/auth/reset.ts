@@ -7,13 +7,14 @@ import { passwordContext } from './signup.js';
 
 export const RESET_CODE_TTL_SECONDS = 30 * 60;
 
-/** Step 1: 202 for every well-formed email. The answer waits only for the limiter hit, which
- *  is the same for known and unknown emails; finding the user, storing the code and mailing
+/** Step 1: 202 for every well-formed email. The answer waits only for the limiter hits, which
+ *  are the same for known and unknown emails; finding the user, storing the code and mailing
  *  it run in the background, so neither timing nor answer tells whether an account exists.
- *  Over the per-email limit the answer stays 202 and no mail is sent. */
+ *  Over the per-address or per-email limit the answer stays 202 and no mail is sent. */
 export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Promise<{ accepted: true }> {
   const { ctx } = d;
   try {
+    await ctx.throttle.hit('forgot:ip', ipOf(meta));
     await ctx.throttle.hit('forgot:email', email);
   } catch (e) {
     if (isGatehouseError(e) && e.code === 'rate_limited') {

@@ -7,13 +7,13 @@ import { memoryUserStore } from './user-store.js';
 
 /** `onUserDeleted`: see `memoryUserStore`. */
 export function memoryAuthStores(
-  { clock }: Required<MemoryStoresOptions>,
+  { clock, limiterMaxKeys }: Required<MemoryStoresOptions>,
   onUserDeleted?: (userId: string) => void,
 ): AuthStores {
   return {
     users: memoryUserStore(onUserDeleted),
     sessions: memorySessionStore(clock),
     resetCodes: memoryResetCodeStore(clock),
-    limiter: memoryLimiterStore(clock),
+    limiter: memoryLimiterStore(limiterMaxKeys),
   };
 }

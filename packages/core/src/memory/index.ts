@@ -1,7 +1,9 @@
+import { ConfigError } from '../errors.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { Stores } from '../ports/stores.js';
 import { memoryAuthStores } from './auth-stores.js';
 import { memoryInboxStores } from './inbox-stores.js';
+import { DEFAULT_LIMITER_MAX_KEYS } from './limiter-store.js';
 import { memoryMfaStores } from './mfa-stores.js';
 import { memoryWebhookStores } from './webhook-stores.js';
 
@@ -9,13 +11,21 @@ export { memoryFiles } from './files.js';
 
 export interface MemoryStoresOptions {
   clock?: Clock;
+  /** Throttle counters kept at most (default 200,000, about 50 MB); past it, the counter whose
+   *  window ends first is dropped. */
+  limiterMaxKeys?: number;
 }
 
 /** In-memory implementations of every storage port: the embedded default.
  *  One process only; state dies with it. Each method is atomic (it runs without an
  *  `await` between its read and its write), which is what the store contract demands. */
 export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
-  const o = { clock: opts.clock ?? systemClock };
+  const o = {
+    clock: opts.clock ?? systemClock,
+    limiterMaxKeys: opts.limiterMaxKeys ?? DEFAULT_LIMITER_MAX_KEYS,
+  };
+  if (!Number.isSafeInteger(o.limiterMaxKeys) || o.limiterMaxKeys < 1)
+    throw new ConfigError('memoryStores: limiterMaxKeys must be an integer >= 1');
   // Deleting a user drops its MFA data too, as the Postgres user store does.
   const { dropUser, ...mfa } = memoryMfaStores(o);
   const stores: Stores = {

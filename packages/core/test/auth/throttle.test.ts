@@ -78,6 +78,23 @@ describe('throttling', () => {
     await t.gh.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip });
   });
 
+  it('limits forgot per client address: over it the answer stays 202, no mail goes out and no email is counted', async () => {
+    const t = setup({ throttle: { 'forgot:ip': { points: 2, durationSeconds: 900 } } });
+    const u = await user(t);
+    const ip = '203.0.113.77';
+    for (let i = 0; i < 2; i++)
+      expect(await t.gh.auth.forgot({ email: email() }, { ip })).toEqual({ accepted: true });
+    const counted = async () =>
+      (await t.stores.limiter.get(`forgot:email:${u.email}`, t.clock.now()))?.points ?? 0;
+    expect(await t.gh.auth.forgot({ email: u.email }, { ip })).toEqual({ accepted: true });
+    expect(await counted()).toBe(0);
+    // Another address is not limited by this one, and gets its mail.
+    await t.gh.auth.forgot({ email: u.email }, { ip: '203.0.113.78' });
+    await t.mailer.waitFor(u.email, (m) => /reset code/i.test(m.subject));
+    expect(await counted()).toBe(1);
+    expect(t.mailer.mails.filter((m) => m.to === u.email)).toHaveLength(1);
+  });
+
   it('counts failed reset codes per address', async () => {
     const t = setup({ throttle: { 'code:ip': { points: 2, durationSeconds: 900 } } });
     const ip = '203.0.113.4';

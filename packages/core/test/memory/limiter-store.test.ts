@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { memoryLimiterStore } from '../../src/memory/limiter-store.js';
+
+const at = (ms: number) => new Date(1_800_000_000_000 + ms);
+
+describe('memoryLimiterStore', () => {
+  it('past maxKeys drops the counter whose window ends first, and keeps the rest', async () => {
+    const store = memoryLimiterStore(2);
+    await store.consume('a', 1, 1000, at(0));
+    await store.consume('b', 1, 1000, at(10));
+    // a's window ended and restarts: it now ends after b's.
+    await store.consume('a', 1, 1000, at(1001));
+    await store.consume('b', 1, 1000, at(1005)); // b still live
+    await store.consume('c', 1, 1000, at(1006));
+    expect(await store.get('b', at(1006))).toBeNull();
+    expect(await store.get('a', at(1006))).toEqual({ points: 1, resetAt: at(2001) });
+    expect(await store.get('c', at(1006))).toEqual({ points: 1, resetAt: at(2006) });
+  });
+
+  it('compares windows of different lengths when it must drop one', async () => {
+    const store = memoryLimiterStore(2);
+    await store.consume('long', 1, 60_000, at(0));
+    await store.consume('short', 1, 1000, at(5));
+    await store.consume('new', 1, 60_000, at(6));
+    expect(await store.get('short', at(6))).toBeNull();
+    expect(await store.get('long', at(6))).not.toBeNull();
+    expect(await store.get('new', at(6))).not.toBeNull();
+  });
+
+  it('makes room from ended windows before it drops a live counter', async () => {
+    const store = memoryLimiterStore(1000);
+    for (let i = 0; i < 1000; i++) await store.consume(`flood-${i}`, 1, 1000, at(0));
+    // The flood's windows have ended; new keys push them out without evicting live ones.
+    await store.consume('victim', 7, 60_000, at(2000));
+    for (let i = 0; i < 999; i++) await store.consume(`later-${i}`, 1, 60_000, at(2000 + i));
+    expect(await store.get('victim', at(3000))).toEqual({ points: 7, resetAt: at(62_000) });
+  });
+
+  it('counts a live window whatever length a later call names, and deletes by key alone', async () => {
+    const store = memoryLimiterStore();
+    await store.consume('k', 2, 1000, at(0));
+    expect(await store.consume('k', 1, 5000, at(10))).toEqual({ points: 3, resetAt: at(1000) });
+    expect(await store.consume('k', -5, 5000, at(20))).toEqual({ points: 0, resetAt: at(1000) });
+    await store.delete('k');
+    expect(await store.get('k', at(30))).toBeNull();
+    expect(await store.consume('k', 1, 5000, at(40))).toEqual({ points: 1, resetAt: at(5040) });
+  });
+});
