@@ -157,6 +157,7 @@ const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
     pageSize: true,
     canCreateAccount: true,
     notificationLeaseMs: true,
+    attachmentBudgetMs: true,
   } satisfies Keys<GatehouseOptions['inbox']>,
 };
 

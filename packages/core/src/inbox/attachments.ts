@@ -18,15 +18,21 @@ const permanent = (e: unknown) => e instanceof ProviderError && e.permanent;
  *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped.
  *  Returns how many could not be downloaded for now (provider 5xx, network, any failure but a
  *  permanent one): the caller has the event retried for them (CONTRACT.md 4.4, as the message
- *  fetch is). A failed store through the file port is not retried. */
+ *  fetch is). A failed store through the file port is not retried. Once `budgetMs` has passed,
+ *  or the dispatcher stops (`signal`), the downloads not yet started are left to that retry
+ *  too, so each delivery makes progress within its lease. */
 export async function storeAttachments(
   ctx: GatehouseContext,
-  maxBytes: number,
+  limits: { maxBytes: number; budgetMs: number; signal?: AbortSignal },
   message: InboxMessage,
   sources: AttachmentSource[],
   outboxEventId: string,
 ): Promise<{ pending: number }> {
+  const { maxBytes, signal } = limits;
+  // Wall time, not the injected clock: the budget is about how long a worker is held.
+  const deadline = Date.now() + limits.budgetMs;
   let pending = 0;
+  let deferred = 0;
   for (const [index, source] of sources.entries()) {
     const fields = { outboxEventId, messageId: message.id, attachment: index };
     const skip = (reason: Record<string, unknown>) =>
@@ -34,6 +40,10 @@ export async function storeAttachments(
     let bytes: Uint8Array | null;
     try {
       if (await ctx.stores.inboxAttachments.findBySource(message.id, source.sourceKey)) continue;
+      if (Date.now() >= deadline || signal?.aborted) {
+        deferred++;
+        continue;
+      }
       bytes = await source.load();
     } catch (e) {
       const later = !permanent(e);
@@ -69,5 +79,10 @@ export async function storeAttachments(
       skip({ err: errorMessage(e) });
     }
   }
-  return { pending };
+  if (deferred > 0)
+    ctx.logger.info(
+      { event: 'inbox_attachments_deferred', outboxEventId, messageId: message.id, deferred },
+      'attachment downloads left to a retry of the event',
+    );
+  return { pending: pending + deferred };
 }

@@ -210,7 +210,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     }
     const { pending } = await storeAttachments(
       ctx,
-      opts.maxAttachmentBytes,
+      { maxBytes: opts.maxAttachmentBytes, budgetMs: opts.attachmentBudgetMs, signal: event.signal },
       message,
       mail.attachments.slice(0, MAX_ATTACHMENTS),
       event.id,

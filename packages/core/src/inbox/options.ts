@@ -16,6 +16,10 @@ export interface InboxOptions {
   canCreateAccount?: (input: { userId: string; address: string }) => boolean | Promise<boolean>;
   /** How long a notification claim lasts before a retry may send again, ms. Default 5 min. */
   notificationLeaseMs?: number;
+  /** How long one delivery of an inbound mail spends downloading its attachments before it
+   *  leaves the rest to a retry, ms. Default 2 min: under the outbox's 5-minute lease, so a
+   *  provider that hangs on every download cannot hold a worker for the whole message. */
+  attachmentBudgetMs?: number;
 }
 
 export interface ResolvedInboxOptions {
@@ -24,6 +28,7 @@ export interface ResolvedInboxOptions {
   pageSize: number;
   canCreateAccount: NonNullable<InboxOptions['canCreateAccount']>;
   notificationLeaseMs: number;
+  attachmentBudgetMs: number;
 }
 
 const DAY = 86_400_000;
@@ -33,6 +38,11 @@ export const MAX_PAGE_SIZE = 200;
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
+  if (
+    o.attachmentBudgetMs !== undefined &&
+    !(Number.isSafeInteger(o.attachmentBudgetMs) && o.attachmentBudgetMs >= 1)
+  )
+    throw new ConfigError('inbox.attachmentBudgetMs must be an integer >= 1');
   const pageSize = o.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new ConfigError(`inbox.pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
@@ -43,6 +53,7 @@ export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions 
     pageSize,
     canCreateAccount: o.canCreateAccount ?? (() => true),
     notificationLeaseMs: o.notificationLeaseMs ?? 5 * 60_000,
+    attachmentBudgetMs: o.attachmentBudgetMs ?? 2 * 60_000,
   };
 }
 

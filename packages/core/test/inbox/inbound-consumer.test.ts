@@ -265,6 +265,39 @@ describe('inbound consumer: body sources', () => {
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt']);
   });
 
+  it('leaves downloads to a retry once its attachment budget is spent, so a hanging provider cannot hold the worker', async () => {
+    const logger = new RecordingLogger();
+    const t = setup({
+      provider: fake.config({ timeoutMs: 150 }),
+      logger,
+      inbox: { attachmentBudgetMs: 250 },
+    });
+    const { owner, account } = await withAccount(t);
+    withTextFiles(
+      'p-hang',
+      Array.from({ length: 20 }, (_, i): [string, string, string] => [`hang-${i}`, `f${i}.txt`, `${i}`]),
+    );
+    fake.fail(/attachments\/hang-\d+$/, { delayMs: 1000 });
+    const payload = received({ email_id: 'p-hang' });
+    const t0 = Date.now();
+    await expect(t.deliver('inbound', payload, { id: 'e-hang' })).rejects.toThrow(
+      '20 attachment download(s) failed',
+    );
+    // Two downloads time out (150 ms each) before the budget is spent; the other 18 wait.
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(logger.lines.find((l) => l.obj.event === 'inbox_attachments_deferred')?.obj).toMatchObject({
+      outboxEventId: 'e-hang',
+      deferred: 18,
+    });
+    // The message is readable and announced meanwhile; a retry with the provider back finishes it.
+    expect(t.notifier.sent).toHaveLength(1);
+    fake.clearFaults();
+    expect(await t.deliver('inbound', payload, { id: 'e-hang', attempt: 2 })).toEqual({ outcome: 'resumed' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments).toHaveLength(20);
+  });
+
   it('does not retry for an attachment that would fail the same way again (over the size cap)', async () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });
