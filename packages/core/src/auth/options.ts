@@ -1,6 +1,7 @@
 import type { ThrottleBucket } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { GatehouseOptions } from '../options.js';
+import { wholeOption } from '../util/whole-option.js';
 
 /** One limiter bucket: at most `points` events per fixed window of `durationSeconds`. */
 export interface ThrottleLimit {
@@ -74,45 +75,39 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'member:ip': { points: 100, durationSeconds: 60 * MIN },
 };
 
-function whole(name: string, v: number | undefined, dflt: number, min = 1): number {
-  const n = v ?? dflt;
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}`);
-  return n;
-}
-
 export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {
   const throttle = { ...defaultThrottle };
   for (const [bucket, limit] of Object.entries(o.throttle ?? {}) as Array<[ThrottleBucket, ThrottleLimit]>) {
     if (!Object.hasOwn(defaultThrottle, bucket)) throw new ConfigError(`unknown throttle bucket ${bucket}`);
     throttle[bucket] = {
-      points: whole(`throttle.${bucket}.points`, limit.points, 1),
-      durationSeconds: whole(`throttle.${bucket}.durationSeconds`, limit.durationSeconds, 1),
+      points: wholeOption(`throttle.${bucket}.points`, limit.points, 1),
+      durationSeconds: wholeOption(`throttle.${bucket}.durationSeconds`, limit.durationSeconds, 1),
     };
   }
-  const refreshTokenTtlSeconds = whole('refreshTokenTtlSeconds', o.refreshTokenTtlSeconds, 30 * DAY);
+  const refreshTokenTtlSeconds = wholeOption('refreshTokenTtlSeconds', o.refreshTokenTtlSeconds, 30 * DAY);
   const minScore = o.passwordPolicy?.minScore ?? 3;
   if (![0, 1, 2, 3, 4].includes(minScore)) throw new ConfigError('passwordPolicy.minScore must be 0-4');
   const h = o.passwordHashing ?? {};
-  const accessTokenTtlSeconds = whole('accessTokenTtlSeconds', o.accessTokenTtlSeconds, 15 * MIN);
+  const accessTokenTtlSeconds = wholeOption('accessTokenTtlSeconds', o.accessTokenTtlSeconds, 15 * MIN);
   if (accessTokenTtlSeconds > DAY) throw new ConfigError('accessTokenTtlSeconds must be at most one day');
   return {
     accessTokenTtlSeconds,
     refreshTokenTtlSeconds,
     refreshIdleSeconds: Math.min(
-      whole('refreshIdleSeconds', o.refreshIdleSeconds, 7 * DAY),
+      wholeOption('refreshIdleSeconds', o.refreshIdleSeconds, 7 * DAY),
       refreshTokenTtlSeconds,
     ),
-    refreshReuseGraceSeconds: whole('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
-    maxSessionsPerUser: whole('maxSessionsPerUser', o.maxSessionsPerUser, 50),
+    refreshReuseGraceSeconds: wholeOption('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
+    maxSessionsPerUser: wholeOption('maxSessionsPerUser', o.maxSessionsPerUser, 50),
     defaultRoles: [...(o.defaultRoles ?? ['user'])],
     minScore,
     isBreached: o.passwordPolicy?.isBreached,
     hashing: {
-      memoryCost: whole('passwordHashing.memoryCost', h.memoryCost, 19456, 8),
-      timeCost: whole('passwordHashing.timeCost', h.timeCost, 2),
-      parallelism: whole('passwordHashing.parallelism', h.parallelism, 1),
-      concurrency: whole('passwordHashing.concurrency', h.concurrency, 4),
-      maxQueue: whole('passwordHashing.maxQueue', h.maxQueue, 1000, 0),
+      memoryCost: wholeOption('passwordHashing.memoryCost', h.memoryCost, 19456, 8),
+      timeCost: wholeOption('passwordHashing.timeCost', h.timeCost, 2),
+      parallelism: wholeOption('passwordHashing.parallelism', h.parallelism, 1),
+      concurrency: wholeOption('passwordHashing.concurrency', h.concurrency, 4),
+      maxQueue: wholeOption('passwordHashing.maxQueue', h.maxQueue, 1000, 0),
     },
     throttle,
     signup: o.routes?.signup !== false,

@@ -2,6 +2,7 @@ import type { GatehouseContext } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { MailProvider } from '../ports/mail-provider.js';
+import { wholeOption } from '../util/whole-option.js';
 import { type ProviderConfig, resendProvider } from './provider-client.js';
 
 export interface InboxOptions {
@@ -38,11 +39,6 @@ export const MAX_PAGE_SIZE = 200;
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
-  if (
-    o.attachmentBudgetMs !== undefined &&
-    !(Number.isSafeInteger(o.attachmentBudgetMs) && o.attachmentBudgetMs >= 1)
-  )
-    throw new ConfigError('inbox.attachmentBudgetMs must be an integer >= 1');
   const pageSize = o.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new ConfigError(`inbox.pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
@@ -53,7 +49,7 @@ export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions 
     pageSize,
     canCreateAccount: o.canCreateAccount ?? (() => true),
     notificationLeaseMs: o.notificationLeaseMs ?? 5 * 60_000,
-    attachmentBudgetMs: o.attachmentBudgetMs ?? 2 * 60_000,
+    attachmentBudgetMs: wholeOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
   };
 }
 

@@ -1,6 +1,7 @@
 import nodemailer from 'nodemailer';
 import { ConfigError } from '../errors.js';
 import type { Mail, Mailer } from '../ports/mailer.js';
+import { wholeOption } from '../util/whole-option.js';
 
 export interface SmtpMailerOptions {
   /** e.g. `smtp://user:pass@host:587` or `smtps://...` */
@@ -44,10 +45,14 @@ function smtpUrl(raw: string): string {
 
 /** Sends mail over SMTP with nodemailer. */
 export function smtpMailer(opts: SmtpMailerOptions): Mailer & { close(): void } {
-  const t = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
-  for (const [name, ms] of Object.entries(t))
-    if (!Number.isSafeInteger(ms) || ms < 1)
-      throw new ConfigError(`smtpMailer: timeouts.${name} must be an integer >= 1`);
+  const given = opts.timeouts ?? {};
+  const timeout = (name: keyof typeof DEFAULT_TIMEOUTS) =>
+    wholeOption(`smtpMailer: timeouts.${name}`, given[name], DEFAULT_TIMEOUTS[name]);
+  const t = {
+    connectionMs: timeout('connectionMs'),
+    greetingMs: timeout('greetingMs'),
+    socketMs: timeout('socketMs'),
+  };
   const transport = nodemailer.createTransport({
     url: smtpUrl(opts.url),
     connectionTimeout: t.connectionMs,

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { Stores } from '../ports/stores.js';
+import { wholeOption } from '../util/whole-option.js';
 import { memoryAuthStores } from './auth-stores.js';
 import { memoryInboxStores } from './inbox-stores.js';
 import { DEFAULT_LIMITER_MAX_KEYS } from './limiter-store.js';
@@ -22,10 +22,12 @@ export interface MemoryStoresOptions {
 export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
   const o = {
     clock: opts.clock ?? systemClock,
-    limiterMaxKeys: opts.limiterMaxKeys ?? DEFAULT_LIMITER_MAX_KEYS,
+    limiterMaxKeys: wholeOption(
+      'memoryStores: limiterMaxKeys',
+      opts.limiterMaxKeys,
+      DEFAULT_LIMITER_MAX_KEYS,
+    ),
   };
-  if (!Number.isSafeInteger(o.limiterMaxKeys) || o.limiterMaxKeys < 1)
-    throw new ConfigError('memoryStores: limiterMaxKeys must be an integer >= 1');
   // Deleting a user drops its MFA data too, as the Postgres user store does.
   const { dropUser, ...mfa } = memoryMfaStores(o);
   const stores: Stores = {

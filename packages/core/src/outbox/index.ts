@@ -9,6 +9,7 @@ import type {
   OutboxStatus,
   PublishResult,
 } from '../ports/outbox-store.js';
+import { wholeOption } from '../util/whole-option.js';
 import { backoffDelay } from './backoff.js';
 import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
@@ -61,12 +62,8 @@ export interface Outbox {
 export function resolveOutboxOptions(input: OutboxOptions = {}): Required<OutboxOptions> {
   const o = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS) as Array<keyof OutboxOptions>) {
-    const v = input[key];
-    if (v === undefined) continue;
     const min = key === 'baseDelayMs' || key === 'maxDelayMs' ? 0 : 1;
-    if (!Number.isSafeInteger(v) || v < min)
-      throw new ConfigError(`outbox.${key} must be an integer >= ${min}`);
-    o[key] = v;
+    o[key] = wholeOption(`outbox.${key}`, input[key], DEFAULTS[key], min);
   }
   return o;
 }

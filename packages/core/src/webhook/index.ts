@@ -5,6 +5,7 @@ import { ConfigError, GatehouseError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
+import { wholeOption } from '../util/whole-option.js';
 import { eventNameOf, routeWebhook } from './routing.js';
 import { createSecretReader } from './secrets.js';
 import { checkSignature } from './signature.js';
@@ -19,10 +20,12 @@ const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;
 const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
 
 function resolveOptions(o: WebhookOptions = {}) {
-  const toleranceSeconds = o.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  if (!Number.isSafeInteger(toleranceSeconds) || toleranceSeconds < 0) {
-    throw new ConfigError('webhook.toleranceSeconds must be an integer >= 0');
-  }
+  const toleranceSeconds = wholeOption(
+    'webhook.toleranceSeconds',
+    o.toleranceSeconds,
+    DEFAULT_TOLERANCE_SECONDS,
+    0,
+  );
   const prefixes = o.headerPrefixes ?? DEFAULT_PREFIXES;
   if (prefixes.length === 0 || !prefixes.every((p) => PREFIX.test(p))) {
     throw new ConfigError('webhook.headerPrefixes must be lower-case header name prefixes, e.g. "webhook"');
