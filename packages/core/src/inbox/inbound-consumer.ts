@@ -236,7 +236,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       throw new RetryLater(held, new Date(ctx.clock.now().getTime() + opts.notificationLeaseMs));
     }
     // The message is readable and its members told; the retry fetches only what is missing.
-    if (pending > 0) throw new Error(`${pending} attachment download(s) failed; retried`);
+    if (pending > 0) throw new Error(`${pending} attachment download(s) failed or deferred; retried`);
     await ctx.stores.inboxMessages.markProcessed(message.id, ctx.clock.now());
     // `resumed`: another delivery (a retry, or a duplicate webhook side by side) stored it first.
     const outcome = created ? 'stored' : 'resumed';

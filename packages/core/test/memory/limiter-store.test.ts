@@ -10,7 +10,7 @@ describe('memoryLimiterStore', () => {
     await store.consume('b', 1, 1000, at(10));
     // a's window ended and restarts: it now ends after b's.
     await store.consume('a', 1, 1000, at(1001));
-    await store.consume('b', 1, 1000, at(1005)); // b still live
+    expect(await store.get('b', at(1005))).not.toBeNull(); // b still live
     await store.consume('c', 1, 1000, at(1006));
     expect(await store.get('b', at(1006))).toBeNull();
     expect(await store.get('a', at(1006))).toEqual({ points: 1, resetAt: at(2001) });
@@ -44,5 +44,25 @@ describe('memoryLimiterStore', () => {
     await store.delete('k');
     expect(await store.get('k', at(30))).toBeNull();
     expect(await store.consume('k', 1, 5000, at(40))).toEqual({ points: 1, resetAt: at(5040) });
+  });
+
+  it('drops fresh keys before a counter with more points, so a flood cannot wipe a lockout', async () => {
+    const store = memoryLimiterStore(100);
+    // A guessed password's counter, near its limit.
+    for (let i = 0; i < 10; i++) await store.consume('login:email:victim', 1, 900_000, at(i));
+    // An older counter with a few points, and one with two.
+    await store.consume('few', 5, 900_000, at(0));
+    await store.consume('two', 2, 900_000, at(0));
+    // A flood of fresh keys (one request each) far past the cap.
+    for (let i = 0; i < 1000; i++)
+      await store.consume(`forgot:email:flood-${i}@x.test`, 1, 900_000, at(100 + i));
+    expect(await store.get('login:email:victim', at(2000))).toMatchObject({ points: 10 });
+    expect(await store.get('few', at(2000))).toMatchObject({ points: 5 });
+    expect(await store.get('two', at(2000))).toMatchObject({ points: 2 });
+    expect(await store.get('forgot:email:flood-999@x.test', at(2000))).not.toBeNull();
+    expect(await store.get('forgot:email:flood-0@x.test', at(2000))).toBeNull();
+    // Only a flood of keys with at least as many points each reaches it.
+    for (let i = 0; i < 100; i++) await store.consume(`heavy-${i}`, 8, 900_000, at(3000 + i));
+    expect(await store.get('login:email:victim', at(4000))).toBeNull();
   });
 });
