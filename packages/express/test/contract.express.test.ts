@@ -1,26 +1,4 @@
-import { gatehouseErrors, gatehouseRouter, principalOf, requireAuth } from '@gatehouse/express';
-import {
-  describeHttpContract,
-  HOST_AUTH_ROUTE,
-  HOST_FRESH_ROUTE,
-  HOST_ROUTE,
-  listen,
-} from '@gatehouse/testkit';
-import express from 'express';
+import { describeHttpContract } from '@gatehouse/testkit';
+import { expressHost } from './host.js';
 
-describeHttpContract('express', async (gh) => {
-  const app = express();
-  app.use(gatehouseRouter(gh));
-  app.get(HOST_ROUTE.path, (_req, res) => {
-    res.type('text/plain').send(HOST_ROUTE.body);
-  });
-  app.get(HOST_AUTH_ROUTE.path, requireAuth(gh), (_req, res) => {
-    res.json({ userId: principalOf(res).userId });
-  });
-  app.post(HOST_FRESH_ROUTE.path, requireAuth(gh), express.json(), async (req, res) => {
-    await gh.auth.requireFreshAuth(principalOf(res), { password: req.body.password });
-    res.json({ fresh: true });
-  });
-  app.use(gatehouseErrors());
-  return listen(app);
-});
+describeHttpContract('express', expressHost);
