@@ -1,6 +1,7 @@
 import type { MfaMethod } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { GatehouseOptions } from '../options.js';
+import { wholeOption } from '../util/whole-option.js';
 
 /** A 32-byte AES-256-GCM key that seals TOTP seeds: raw bytes, or base64/base64url text. */
 export type SealingKeyInput = Uint8Array | string | { kid: string; key: Uint8Array | string };
@@ -63,12 +64,8 @@ export interface MfaConfig {
 
 const ALL: MfaMethod[] = ['totp', 'email', 'webauthn'];
 
-function positive(name: string, v: number | undefined, dflt: number, allowZero = false): number {
-  if (v === undefined) return dflt;
-  if (!Number.isInteger(v) || v < (allowZero ? 0 : 1))
-    throw new ConfigError(`mfa.${name} must be an integer`);
-  return v;
-}
+const positive = (name: string, v: number | undefined, dflt: number, allowZero = false) =>
+  wholeOption(`mfa.${name}`, v, dflt, allowZero ? 0 : 1);
 
 export function resolveMfaConfig(options: GatehouseOptions): MfaConfig {
   const m = options.mfa ?? {};
