@@ -14,16 +14,26 @@ export function fileKeyFor(messageId: string, sourceKey: string): string {
 /** A download that would fail the same way again (too large, no usable link). */
 const permanent = (e: unknown) => e instanceof ProviderError && e.permanent;
 
+/** Indices of `count` attachments in the order this attempt tries them. The first attempt
+ *  takes the mail's order; each retry starts a share of the list further on (a tenth with 10
+ *  attempts), so attachments behind some that hang until the budget runs out, attempt after
+ *  attempt, still get their turn before the event runs out of attempts. */
+export function downloadOrder(count: number, attempt: number, maxAttempts: number): number[] {
+  const start = count === 0 || attempt <= 1 ? 0 : ((attempt - 1) * Math.ceil(count / maxAttempts)) % count;
+  return Array.from({ length: count }, (_, i) => (start + i) % count);
+}
+
 /** Stores each attachment through the file port, best-effort: a failure is logged with the
  *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped.
  *  Returns how many could not be downloaded for now (provider 5xx, network, any failure but a
  *  permanent one): the caller has the event retried for them (CONTRACT.md 4.4, as the message
  *  fetch is). A failed store through the file port is not retried. Once `budgetMs` has passed,
  *  or the dispatcher stops (`signal`), the downloads not yet started are left to that retry
- *  too, so each delivery makes progress within its lease. */
+ *  too, so each delivery makes progress within its lease; a stop also cuts short the download
+ *  in progress. */
 export async function storeAttachments(
   ctx: GatehouseContext,
-  limits: { maxBytes: number; budgetMs: number; signal?: AbortSignal },
+  limits: { maxBytes: number; budgetMs: number; signal?: AbortSignal; attempt: number; maxAttempts: number },
   message: InboxMessage,
   sources: AttachmentSource[],
   outboxEventId: string,
@@ -33,7 +43,8 @@ export async function storeAttachments(
   const deadline = Date.now() + limits.budgetMs;
   let pending = 0;
   let deferred = 0;
-  for (const [index, source] of sources.entries()) {
+  for (const index of downloadOrder(sources.length, limits.attempt, limits.maxAttempts)) {
+    const source = sources[index]!;
     const fields = { outboxEventId, messageId: message.id, attachment: index };
     const skip = (reason: Record<string, unknown>) =>
       ctx.logger.warn({ event: 'inbox_attachment_failed', ...fields, ...reason }, 'attachment not stored');
@@ -44,7 +55,7 @@ export async function storeAttachments(
         deferred++;
         continue;
       }
-      bytes = await source.load();
+      bytes = await source.load(signal);
     } catch (e) {
       const later = !permanent(e);
       if (later) pending++;

@@ -174,16 +174,18 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       const known = await ctx.stores.inboxMessages.findByProviderId(account.id, env.emailId);
       if (known?.processedAt) return { outcome: 'duplicate' };
     }
-    const mail = await loadInboundMail(env, ctx.provider, (err) =>
-      ctx.logger.warn(
-        {
-          event: 'inbox_mime_unparsed',
-          outboxEventId: event.id,
-          err: err instanceof Error ? err.message : 'error',
-        },
-        'raw MIME could not be parsed; stored without its body',
-      ),
-    );
+    const mail = await loadInboundMail(env, ctx.provider, {
+      signal: event.signal,
+      onParseError: (err) =>
+        ctx.logger.warn(
+          {
+            event: 'inbox_mime_unparsed',
+            outboxEventId: event.id,
+            err: err instanceof Error ? err.message : 'error',
+          },
+          'raw MIME could not be parsed; stored without its body',
+        ),
+    });
     if (!mail) return dropped(event, 'provider_not_found');
     account ??= await matchAccount(ctx, recipientsOf(mail));
     if (!account) return dropped(event, 'no_account');
@@ -210,19 +212,24 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     }
     const { pending } = await storeAttachments(
       ctx,
-      { maxBytes: opts.maxAttachmentBytes, budgetMs: opts.attachmentBudgetMs, signal: event.signal },
+      {
+        maxBytes: opts.maxAttachmentBytes,
+        budgetMs: opts.attachmentBudgetMs,
+        signal: event.signal,
+        attempt: event.attempt,
+        maxAttempts,
+      },
       message,
       mail.attachments.slice(0, MAX_ATTACHMENTS),
       event.id,
     );
-    const notified = await notifyMembers(
-      ctx,
-      opts.notificationLeaseMs,
+    const notified = await notifyMembers(ctx, {
+      leaseMs: opts.notificationLeaseMs,
       account,
       message,
-      event.id,
-      event.signal,
-    );
+      outboxEventId: event.id,
+      signal: event.signal,
+    });
     if (notified.heldUntil) throw new RetryLater('notification held by another delivery', notified.heldUntil);
     if (notified.failed) throw new Error('notification failed');
     // Not finished (marked processed) while another event's send may yet fail: its retry would

@@ -15,7 +15,8 @@ export interface AttachmentSource {
   contentType: string;
   contentId: string | null;
   inline: boolean;
-  load(): Promise<Uint8Array | null>;
+  /** `signal` ends a download early (the outbox is stopping): it then throws. */
+  load(signal?: AbortSignal): Promise<Uint8Array | null>;
 }
 
 /** What the webhook payload itself says (Resend's `{ type, data: {...} }`, or a flat object). */
@@ -199,12 +200,12 @@ function fromPayload(env: Envelope): InboundMail {
 export async function loadInboundMail(
   env: Envelope,
   provider: MailProvider | null,
-  onParseError: (err: unknown) => void,
+  opts: { onParseError: (err: unknown) => void; signal?: AbortSignal },
 ): Promise<InboundMail | null> {
   let mail: InboundMail;
   if (provider && env.emailId) {
     const emailId = env.emailId;
-    const got = await provider.getReceivedEmail(emailId);
+    const got = await provider.getReceivedEmail(emailId, { signal: opts.signal });
     if (got === null) return null;
     const apiFrom = got.from === null ? [] : parseAddresses(got.from);
     mail = {
@@ -225,7 +226,8 @@ export async function loadInboundMail(
         contentType: safeContentType(a.contentType),
         contentId: a.contentId ? headerSafe(a.contentId, 998) : null,
         inline: disposition(a.contentDisposition),
-        load: async () => (await provider.getReceivedAttachment(emailId, a.id))?.bytes ?? null,
+        load: async (signal) =>
+          (await provider.getReceivedAttachment(emailId, a.id, { signal }))?.bytes ?? null,
       })),
       source: 'provider',
     };
@@ -235,7 +237,7 @@ export async function loadInboundMail(
     try {
       mail = fromMime(env, await parseMime(env.raw));
     } catch (e) {
-      onParseError(e);
+      opts.onParseError(e);
       mail = fromPayload(env);
     }
   }

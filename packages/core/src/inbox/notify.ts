@@ -62,12 +62,17 @@ const HELD_ELSEWHERE_WAITS_MS = [50, 100, 200, 400, 800];
  *  `${messageId}:${userId}` claimed in the notification store). */
 export async function notifyMembers(
   ctx: GatehouseContext,
-  leaseMs: number,
-  account: InboxAccount,
-  message: InboxMessage,
-  outboxEventId: string,
-  signal?: AbortSignal,
+  delivery: {
+    /** How long a claimed notice stays this delivery's. */
+    leaseMs: number;
+    account: InboxAccount;
+    message: InboxMessage;
+    outboxEventId: string;
+    /** Aborted when the outbox stops: waits for notices held elsewhere end at once. */
+    signal?: AbortSignal;
+  },
 ): Promise<NotifyResult> {
+  const { leaseMs, account, message, outboxEventId, signal } = delivery;
   const result: NotifyResult = { failed: false, heldUntil: null, heldElsewhere: false };
   /** Claims and sends one notice; false when another event holds it. */
   const notifyOne = async (userId: string): Promise<boolean> => {

@@ -4,6 +4,7 @@ import type {
   MailProvider,
   OutgoingEmail,
   ProviderAttachment,
+  ProviderCallOptions,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
 import { parseWellFormedJson } from '../util/text.js';
@@ -152,14 +153,15 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
 
   async function call(
     url: URL,
-    init: { method?: string; json?: unknown; headers?: Record<string, string> },
+    init: { method?: string; json?: unknown; headers?: Record<string, string>; cancel?: AbortSignal },
     max: number,
   ): Promise<{ status: number; body: Uint8Array; contentType: string | null }> {
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (url.origin === base.origin) headers.authorization = `Bearer ${config.token}`;
     if (init.json !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
-    const signal = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init.cancel ? AbortSignal.any([timeout, init.cancel]) : timeout;
     try {
       res = await fetch(url, {
         method: init.method ?? 'GET',
@@ -176,7 +178,8 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       return { status: res.status, body, contentType: res.headers.get('content-type') };
     } catch (e) {
       if (e instanceof ProviderError) throw e;
-      throw new ProviderError(signal.aborted ? 'provider timed out' : 'provider unreachable');
+      if (init.cancel?.aborted) throw new ProviderError('provider call cancelled');
+      throw new ProviderError(timeout.aborted ? 'provider timed out' : 'provider unreachable');
     }
   }
 
@@ -188,22 +191,27 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
     }
   }
 
-  async function getJson(path: string): Promise<unknown | null> {
-    const r = await call(new URL(root + path), {}, maxResponse);
+  async function getJson(path: string, cancel?: AbortSignal): Promise<unknown | null> {
+    const r = await call(new URL(root + path), { cancel }, maxResponse);
     if (r.status === 404) return null;
     if (r.status < 200 || r.status >= 300) throw new ProviderError('provider error', r.status);
     return json(r.body);
   }
 
   return {
-    async getReceivedEmail(emailId) {
-      const body = await getJson(`/emails/receiving/${segment(emailId)}`);
+    async getReceivedEmail(emailId, options: ProviderCallOptions = {}) {
+      const body = await getJson(`/emails/receiving/${segment(emailId)}`, options.signal);
       return body === null ? null : toReceivedEmail(body);
     },
 
-    async getReceivedAttachment(emailId, attachmentId): Promise<DownloadedFile | null> {
+    async getReceivedAttachment(
+      emailId,
+      attachmentId,
+      options: ProviderCallOptions = {},
+    ): Promise<DownloadedFile | null> {
       const meta = await getJson(
         `/emails/receiving/${segment(emailId)}/attachments/${segment(attachmentId)}`,
+        options.signal,
       );
       if (meta === null) return null;
       const o = (typeof meta === 'object' && meta !== null ? meta : {}) as Record<string, unknown>;
@@ -217,7 +225,7 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       if (url.protocol !== 'https:' && url.origin !== base.origin) {
         throw permanentError('download_url refused: not https and not the provider API origin');
       }
-      const r = await call(url, { headers: { accept: '*/*' } }, maxAttachment);
+      const r = await call(url, { headers: { accept: '*/*' }, cancel: options.signal }, maxAttachment);
       if (r.status === 404) return null;
       if (r.status < 200 || r.status >= 300) throw new ProviderError('attachment download failed', r.status);
       return { bytes: r.body, contentType: str(o.content_type, 255) ?? r.contentType };

@@ -39,12 +39,22 @@ export interface OutgoingEmail {
   headers: Record<string, string>;
 }
 
+/** Per call: `signal` ends the call early (the outbox is stopping); it then throws, so the
+ *  caller retries later. */
+export interface ProviderCallOptions {
+  signal?: AbortSignal;
+}
+
 /** The mail provider's API (Resend-compatible). `null` means the provider answered 404;
  *  anything else that fails throws, so the caller retries. */
 export interface MailProvider {
-  getReceivedEmail(emailId: string): Promise<ReceivedEmail | null>;
+  getReceivedEmail(emailId: string, options?: ProviderCallOptions): Promise<ReceivedEmail | null>;
   /** Looks up the attachment, then downloads its bytes from the `download_url` it names. */
-  getReceivedAttachment(emailId: string, attachmentId: string): Promise<DownloadedFile | null>;
+  getReceivedAttachment(
+    emailId: string,
+    attachmentId: string,
+    options?: ProviderCallOptions,
+  ): Promise<DownloadedFile | null>;
   /** Sends one email; returns the provider's id for it. */
   send(mail: OutgoingEmail): Promise<{ id: string }>;
 }

@@ -298,6 +298,71 @@ describe('inbound consumer: body sources', () => {
     expect(messages[0]!.attachments).toHaveLength(20);
   });
 
+  it('starts each retry further down the list, so attachments behind ones that always hang are stored', async () => {
+    const t = setup({
+      provider: fake.config({ timeoutMs: 150 }),
+      inbox: { attachmentBudgetMs: 250 },
+    });
+    const { owner, account } = await withAccount(t);
+    withTextFiles(
+      'p-stuck',
+      Array.from({ length: 20 }, (_, i): [string, string, string] => [`f-${i}`, `f${i}.txt`, `${i}`]),
+    );
+    // The first four never answer in time; each attempt's budget lets two of them time out.
+    fake.fail(/attachments\/f-[0-3]$/, { delayMs: 1000 });
+    const payload = received({ email_id: 'p-stuck' });
+    const stored = async () => {
+      const [thread] = await threadsOf(t, owner.id, account.id);
+      const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+      return messages[0]!.attachments.map((a) => a.filename);
+    };
+    // Attempt 1 starts at the first, attempt 2 two further on (a tenth of 20): both hang.
+    for (const attempt of [1, 2]) {
+      await expect(t.deliver('inbound', payload, { id: 'e-stuck', attempt })).rejects.toThrow(/attachment/);
+      expect(await stored()).toEqual([]);
+    }
+    // Attempt 3 starts at the fifth: the sixteen that answer are stored, the hanging ones wait.
+    await expect(t.deliver('inbound', payload, { id: 'e-stuck', attempt: 3 })).rejects.toThrow(
+      '4 attachment download(s) failed or deferred',
+    );
+    expect(await stored()).toEqual(Array.from({ length: 16 }, (_, i) => `f${i + 4}.txt`));
+  });
+
+  it('cuts a running download short when the dispatcher stops, and leaves it to a retry', async () => {
+    const t = setup({ provider: fake.config({ timeoutMs: 10_000 }) });
+    const { owner, account } = await withAccount(t);
+    withTextFiles('p-stop', [['slow-at-stop', 'a.txt', 'a']]);
+    fake.fail(/attachments\/slow-at-stop$/, { delayMs: 5000, times: 1 });
+    const payload = received({ email_id: 'p-stop' });
+    const stop = new AbortController();
+    const t0 = Date.now();
+    const delivery = t.deliver('inbound', payload, { id: 'e-stop', signal: stop.signal });
+    setTimeout(() => stop.abort(), 100);
+    await expect(delivery).rejects.toThrow('1 attachment download(s) failed or deferred');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await t.deliver('inbound', payload, { id: 'e-stop', attempt: 2 })).toEqual({ outcome: 'resumed' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt']);
+  });
+
+  it('cuts the message fetch short when the dispatcher stops, and leaves the event to a retry', async () => {
+    const t = setup({ provider: fake.config({ timeoutMs: 10_000 }) });
+    await withAccount(t);
+    fake.emails.set('p-fetch-stop', { subject: 'Hello', text: 'hi' });
+    fake.fail(/receiving\/p-fetch-stop$/, { delayMs: 5000, times: 1 });
+    const payload = received({ email_id: 'p-fetch-stop' });
+    const stop = new AbortController();
+    const t0 = Date.now();
+    const delivery = t.deliver('inbound', payload, { id: 'e-fetch-stop', signal: stop.signal });
+    setTimeout(() => stop.abort(), 100);
+    await expect(delivery).rejects.toThrow('provider call cancelled');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await t.deliver('inbound', payload, { id: 'e-fetch-stop', attempt: 2 })).toEqual({
+      outcome: 'stored',
+    });
+  });
+
   it('does not retry for an attachment that would fail the same way again (over the size cap)', async () => {
     const logger = new RecordingLogger();
     const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });

@@ -57,6 +57,20 @@ describe('provider client', () => {
     await expect(client({ timeoutMs: 100 }).getReceivedEmail('slow')).rejects.toThrow('provider timed out');
   });
 
+  it('ends a call at once when its signal aborts (the outbox stopping), as a retryable error', async () => {
+    fake.emails.set('stalled', { subject: 'x' });
+    fake.fail(/stalled/, { delayMs: 5000 });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 50);
+    const t0 = Date.now();
+    const err = await client({ timeoutMs: 10_000 })
+      .getReceivedEmail('stalled', { signal: stop.signal })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ message: 'provider call cancelled', permanent: false });
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
   it('throws when nothing listens at the API URL', async () => {
     const dead = await listen(createServer());
     const url = dead.url;
