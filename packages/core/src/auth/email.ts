@@ -28,3 +28,33 @@ export const EMAIL_PATTERN = new RegExp(
   `^(?!.*\\p{Default_Ignorable_Code_Point})(?=[^@]{1,64}@)${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]{1,62}|xn--[a-z0-9-]{1,59})$`,
   'u',
 );
+
+/** Most bytes of a local part (RFC 5321 4.5.3.1.1, in UTF-8 under RFC 6531). */
+const MAX_LOCAL_BYTES = 64;
+/** Most characters of a domain and of one label in their ASCII (punycode) form (RFC 1035). */
+const MAX_DOMAIN_ASCII = 253;
+const MAX_LABEL_ASCII = 63;
+
+/** A canonical address people can be reached at and told apart by: it matches `EMAIL_PATTERN`,
+ *  and also
+ *  - its local part is at most 64 bytes of UTF-8 and its domain fits DNS once in punycode
+ *    (counted in characters, `ü` x 64 passed: an account for an address no mail reaches);
+ *  - its local part is what NFKC leaves it: full-width letters, ligatures, the long s and
+ *    mathematical letters (`ﬁnance@`, `ſupport@`, `ａdmin@`) would be accounts that look like
+ *    `finance@`, `support@`, `admin@`;
+ *  - its local part holds no RFC 2047 encoded word (`=?`) and no `%`: a mail system that decodes
+ *    the one or honours `%` routing delivers such an address elsewhere, and a verification
+ *    code sent there would verify a domain the signer does not own ("splitting the email atom"). */
+export function isMailboxAddress(canonical: string): boolean {
+  if (!EMAIL_PATTERN.test(canonical)) return false;
+  const at = canonical.lastIndexOf('@');
+  const local = canonical.slice(0, at);
+  if (Buffer.byteLength(local) > MAX_LOCAL_BYTES) return false;
+  if (local.normalize('NFKC') !== local || local.includes('=?') || local.includes('%')) return false;
+  const domain = domainToASCII(canonical.slice(at + 1));
+  return (
+    domain !== '' &&
+    domain.length <= MAX_DOMAIN_ASCII &&
+    domain.split('.').every((label) => label.length <= MAX_LABEL_ASCII)
+  );
+}

@@ -1,5 +1,5 @@
 // What hosts of the auth area import from `@gatehouse/core`.
-export { canonicalEmail } from './email.js';
+export { canonicalEmail, isMailboxAddress } from './email.js';
 export type { RequestMeta } from './log.js';
 export type {
   PasswordHashingOptions,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalEmail, EMAIL_PATTERN } from './email.js';
+import { canonicalEmail, EMAIL_PATTERN, isMailboxAddress } from './email.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
 /** Email as typed, made canonical (trim, NFC, lower case), then validated. */
@@ -8,7 +8,7 @@ export const emailField = z
   .max(254)
   .meta({ format: 'idn-email' })
   .overwrite(canonicalEmail)
-  .pipe(z.email({ pattern: EMAIL_PATTERN }));
+  .pipe(z.email({ pattern: EMAIL_PATTERN }).refine(isMailboxAddress, 'Invalid email address'));
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits. */

@@ -110,6 +110,16 @@ export function authScenarios(env: HttpEnv): void {
           'user@127.0.0.1',
           'invisible\u200b@example.test',
           '\u0301mark-first@example.test',
+          // Compatibility forms look like other accounts: `finance@`, `support@`, `admin@`.
+          '\ufb01nance@example.test',
+          '\u017fupport@example.test',
+          '\uff41dmin@example.test',
+          // Encoded words and `%` routing can deliver elsewhere ("splitting the email atom").
+          '=?utf-8?q?a=40evil.example=3e?=x@example.test',
+          'a%evil.example@example.test',
+          // 33 characters but 66 bytes; a label of 60 characters but 68 in punycode.
+          `${'\u00fc'.repeat(33)}@example.test`,
+          `a@${'\u00fc'.repeat(60)}.example`,
         ])
           await expectProblem(
             await ctx.request('/auth/signup', { json: { name: 'Bad', email: bad, password: PASSWORD } }),
