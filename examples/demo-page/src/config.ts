@@ -87,10 +87,13 @@ async function postgres(
     await migrator.end();
   }
   // Bounded waits: without them a partitioned or locked database hangs requests (instead of
-  // 503 `unavailable`) and a stop that waits for them (docs/postgres.md, Failures).
+  // 503 `unavailable`) and a stop that waits for them (docs/postgres.md, Failures). The server
+  // gives up first (`statement_timeout`), so a statement the app stopped waiting for never
+  // commits later and never keeps its connection busy behind the pool's back.
   const pool = new pg.Pool({
     connectionString: url,
     connectionTimeoutMillis: 5_000,
+    statement_timeout: 10_000,
     query_timeout: 15_000,
     keepAlive: true,
   });

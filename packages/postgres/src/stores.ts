@@ -27,6 +27,7 @@ import { postgresResetCodeStore } from './stores/reset-code-store.js';
 import { postgresSessionStore } from './stores/session-store.js';
 import { postgresUserStore } from './stores/user-store.js';
 import { postgresWebAuthnChallengeStore, postgresWebAuthnCredentialStore } from './stores/webauthn-stores.js';
+import { checkStatementTimeout } from './timeouts.js';
 import { createPinger, createWakeHub } from './wake.js';
 
 export interface PostgresStoresOptions {
@@ -113,6 +114,7 @@ export function postgresStores(
   const logger = opts.logger ?? warningsLogger;
   const wake = opts.listen === false ? undefined : createWakeHub(pool, schema, logger);
   const ping = createPinger(pool, schema, logger);
+  checkStatementTimeout(pool, logger);
   const base = { t: qualifier(schema), clock: opts.clock ?? systemClock, logger, wake, ping };
 
   // An idle pooled client whose server went away emits 'error' on the pool; without a
