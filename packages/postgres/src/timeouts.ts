@@ -22,7 +22,10 @@ export function checkStatementTimeout(pool: PoolLike, logger: Logger): void {
     );
   };
   const fromOptions = positive(options?.statement_timeout);
-  if (fromOptions !== null) return warn(fromOptions);
+  if (fromOptions !== null) {
+    warn(fromOptions);
+    return;
+  }
   pool
     .query(`SELECT setting::bigint AS ms FROM pg_settings WHERE name = 'statement_timeout'`)
     .then((r) => warn(positive(Number(r.rows[0]?.ms))))
