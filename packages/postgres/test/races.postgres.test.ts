@@ -274,4 +274,29 @@ describe.skipIf(!server)(`races between instances${server ? '' : ` (skipped: ${N
     }
     expect(seen.has(s1.id)).toBe(true);
   });
+
+  it('the ended-session feed reads each end once while a long transaction elsewhere holds xmin back', async () => {
+    const [a, b] = instances;
+    // A transaction with a write, left open (another app on the cluster, a stuck migration).
+    const holder = new pg.Client({ connectionString: db.url! });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_current_xact_id()');
+      let cursor = (await b!.sessions.endedSince(null, t0)).cursor;
+      const ended = [session(randomUUID()), session(randomUUID()), session(randomUUID())];
+      for (const s of ended) {
+        await a!.sessions.create(s, null, { maxPerUser: 50 });
+        await a!.sessions.revoke(s.id, later(1), 'logout');
+      }
+      const page = await b!.sessions.endedSince(cursor, t0);
+      expect(page.sids).toEqual(ended.map((s) => s.id));
+      cursor = page.cursor;
+      // Before: every poll re-read every end since the holder began.
+      expect((await b!.sessions.endedSince(cursor, t0)).sids).toEqual([]);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+  });
 });
