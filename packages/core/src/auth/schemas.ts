@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../util/text.js';
 import { canonicalEmail, EMAIL_PATTERN, isMailboxAddress } from './email.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
@@ -25,7 +26,10 @@ export const passwordField = z
  *  which knows the user's name and email. */
 const newPasswordField = passwordField.min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters`);
 
-const nameField = z.string().trim().min(1).max(200);
+/** A person's name or a name they give something: trimmed, visible, no control characters. */
+export const displayNameField = (max: number) =>
+  z.string().trim().min(1).max(max).refine(isDisplayName, DISPLAY_NAME_MESSAGE);
+const nameField = displayNameField(200);
 export const tokenField = z.string().min(1).max(4096);
 export const codeField = z.string().min(1).max(64);
 

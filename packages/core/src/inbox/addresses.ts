@@ -11,12 +11,23 @@ const MAX_ADDRESSES = 100;
  *  50,000 deep, and following them would overflow the stack on every retry of the event. */
 const MAX_DEPTH = 8;
 
+/** Control characters (C0, DEL, C1: NEL is a line break to some readers), line and paragraph
+ *  separators, and the bidi embeddings, overrides and isolates that make `Invoice\u202Egpj.exe`
+ *  show as `Invoiceexe.jpg`. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /** Removes CR, LF and other control characters: what remains cannot start a new mail header. */
 export function headerSafe(value: string, max = 998): string {
   return value.replace(CONTROL, ' ').trim().slice(0, max).toWellFormed();
+}
+
+/** Stranger text for a header Gatehouse sends (a subject, a display name): `headerSafe`, and no
+ *  RFC 2047 encoded word. Sent as ASCII, `=?UTF-8?Q?Hi=0D=0ABcc:...?=` would be decoded by the
+ *  reader's mail client, CR/LF and direction overrides included; a word joiner after its `=`
+ *  keeps it literal text, and makes the mailer encode the whole header. */
+export function outgoingHeaderText(value: string, max = 998): string {
+  return headerSafe(value, max).replaceAll('=?', '=\u2060?');
 }
 
 /** The address without `+tag` sub-addressing: `ann+news@x` -> `ann@x`. */

@@ -6,7 +6,7 @@ import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { Mailer } from '../ports/mailer.js';
 import type { Notifier } from '../ports/notifier.js';
 import { errorMessage } from '../util/error-message.js';
-import { headerSafe } from './addresses.js';
+import { headerSafe, outgoingHeaderText } from './addresses.js';
 
 /** A notifier that mails each owner/member "New message in <account name>: <subject>"
  *  through the mailer (the examples' notifier, and the default). Stranger-supplied parts are
@@ -14,7 +14,7 @@ import { headerSafe } from './addresses.js';
 export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Notifier {
   return {
     async notify(n) {
-      const subject = headerSafe(
+      const subject = outgoingHeaderText(
         `New message in ${headerSafe(n.accountName, 200)}: ${headerSafe(n.subject, 300)}`,
       );
       await mailer.send({

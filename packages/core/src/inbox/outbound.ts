@@ -5,7 +5,7 @@ import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { DeliveryStatus, InboxMessage } from '../ports/inbox-message-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
 import { errorMessage } from '../util/error-message.js';
-import { headerSafe, parseAddresses } from './addresses.js';
+import { headerSafe, outgoingHeaderText, parseAddresses } from './addresses.js';
 import { applyPendingEvents } from './delivery-consumer.js';
 import { bareId, parseIdList, threadKeys } from './message-ids.js';
 import { MAX_SUBJECT, normalizeSubject } from './subject.js';
@@ -106,9 +106,12 @@ export async function storeOutbound(
   return (await ctx.stores.inboxMessages.findById(stored.message.id)) ?? stored.message;
 }
 
+/** A message id as RFC 5322 headers carry it: printable ASCII (`<`, `>` never get this far). */
+const SENDABLE_ID = /^[\x21-\x7e]+$/;
+
 /** `Name <address>` with the name quoted and free of CR/LF. */
 function mailbox(name: string, address: string): string {
-  const n = headerSafe(name, 200).replace(/["\\]/g, '');
+  const n = outgoingHeaderText(name, 200).replace(/["\\]/g, '');
   return n ? `"${n}" <${address}>` : address;
 }
 
@@ -138,19 +141,25 @@ export async function sendReply(
       errors: [{ path: '/', message: 'the thread has no address to reply to' }],
     });
   }
-  const base = headerSafe(parent.subject || thread.subject, MAX_SUBJECT - 4);
+  const base = outgoingHeaderText(parent.subject || thread.subject, MAX_SUBJECT - 4);
   const subject = /^re\s*:/i.test(base) ? base : `Re: ${base}`;
   const messageId = `${randomUUID()}@${idDomain(account.address)}`;
   // RFC 5322 3.6.4: the parent's References, or else its In-Reply-To when that names one id,
   // then the parent's own Message-ID. A parent that came without a Message-ID leaves the thread
   // headers to the newest message that has one, so the reply still threads for the recipient.
-  const cited = parent.messageId ? parent : (messages.findLast((m) => m.messageId) ?? parent);
+  // Only ids a mail header can carry as they are: an inbound id with 8-bit or odd characters
+  // (`<ü-id@x>`, a direction override) is kept for threading here but never sent on.
+  const sendable = (id: string | null): id is string => id !== null && SENDABLE_ID.test(id);
+  const cited = sendable(parent.messageId)
+    ? parent
+    : (messages.findLast((m) => sendable(m.messageId)) ?? parent);
   const ancestryOf = (m: InboxMessage) =>
-    m.references.length > 0 ? m.references : m.inReplyTo.length === 1 ? m.inReplyTo : [];
+    (m.references.length > 0 ? m.references : m.inReplyTo.length === 1 ? m.inReplyTo : []).filter(sendable);
   const ancestry = ancestryOf(parent).length > 0 ? ancestryOf(parent) : ancestryOf(cited);
-  const references = [...new Set([...ancestry, ...(cited.messageId ? [cited.messageId] : [])])].slice(-20);
+  const citedId = sendable(cited.messageId) ? cited.messageId : null;
+  const references = [...new Set([...ancestry, ...(citedId ? [citedId] : [])])].slice(-20);
   const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
-  if (cited.messageId) headers['In-Reply-To'] = `<${cited.messageId}>`;
+  if (citedId) headers['In-Reply-To'] = `<${citedId}>`;
   if (references.length) headers.References = references.map((r) => `<${r}>`).join(' ');
   for (const k of Object.keys(headers)) headers[k] = headerSafe(headers[k]!);
   const from = mailbox(account.name, account.address);

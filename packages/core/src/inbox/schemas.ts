@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailField } from '../auth/schemas.js';
+import { displayNameField, emailField } from '../auth/schemas.js';
 import { MAX_CURSOR_CHARS } from './cursor.js';
 import { MAX_PAGE_SIZE } from './options.js';
 
@@ -7,7 +7,7 @@ import { MAX_PAGE_SIZE } from './options.js';
 
 export const createAccountBody = z.strictObject({
   address: emailField,
-  name: z.string().trim().min(1).max(200),
+  name: displayNameField(200),
 });
 
 export const addMemberBody = z.strictObject({

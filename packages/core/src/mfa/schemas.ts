@@ -1,6 +1,11 @@
 import { z } from 'zod';
 // The auth area's fields: a password counts 128 code points here as at signup.
-import { codeField as code, passwordField as password, tokenField as token } from '../auth/schemas.js';
+import {
+  codeField as code,
+  displayNameField,
+  passwordField as password,
+  tokenField as token,
+} from '../auth/schemas.js';
 
 const b64url = z
   .string()
@@ -65,14 +70,14 @@ export const attestationResponse = z.strictObject({
 });
 export const registerVerifyBody = z.strictObject({
   attestationResponse,
-  name: z.string().trim().min(1).max(100).optional(),
+  name: displayNameField(100).optional(),
   password: password.optional(),
 });
 
 export const enrolPasskeyBody = z.strictObject({
   mfaToken: token,
   attestationResponse,
-  name: z.string().trim().min(1).max(100).optional(),
+  name: displayNameField(100).optional(),
 });
 
 /** Enrolment routes take no body, or `{ password }` instead of a recent login. Removal and new

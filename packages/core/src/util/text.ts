@@ -11,3 +11,21 @@ const wellFormedStrings = (_key: string, v: unknown) => (typeof v === 'string' ?
 export function parseWellFormedJson(text: string): unknown {
   return SURROGATE_ESCAPE.test(text) ? JSON.parse(text, wellFormedStrings) : JSON.parse(text);
 }
+
+/** What a name shown to people never needs: control characters (C0, DEL, C1), line and
+ *  paragraph separators, and the bidi embeddings, overrides and isolates that reorder what
+ *  follows them (`Invoice\u202Egpj.exe` shows as `Invoiceexe.jpg`). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const NOT_IN_NAMES = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+/** Something visible: not only white space and invisible (default-ignorable) characters. */
+const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}]/u;
+
+/** A name people set for themselves or for what they own (user, inbox account, passkey):
+ *  well-formed Unicode (a lone surrogate has no UTF-8 form; memory and Postgres stores kept it
+ *  differently), none of the characters above, and something visible. */
+export function isDisplayName(name: string): boolean {
+  return name.isWellFormed() && !NOT_IN_NAMES.test(name) && VISIBLE.test(name);
+}
+
+/** Message for a name `isDisplayName` refuses. */
+export const DISPLAY_NAME_MESSAGE = 'Use visible text without control or direction-override characters';

@@ -791,8 +791,10 @@ describe('inbound consumer: notifications', () => {
     const t = setup({ notifier: undefined, mailer: { send: async (m) => void mails.push(m) } });
     const { owner } = await withAccount(t);
     await t.deliver('inbound', received({ subject: 'Hi\r\nBcc: victim@x.test' }));
+    await t.deliver('inbound', received({ email_id: 'ew', subject: '=?UTF-8?Q?Hi=0D=0ABcc:_v@x.test?=' }));
     expect(mails).toEqual([
       expect.objectContaining({ to: owner.email, subject: 'New message in Support: Hi Bcc: victim@x.test' }),
+      expect.objectContaining({ subject: 'New message in Support: =\u2060?UTF-8?Q?Hi=0D=0ABcc:_v@x.test?=' }),
     ]);
   });
 });

@@ -220,6 +220,23 @@ describe('inbox API: replies', () => {
     },
   );
 
+  it('sends on only ids a header can carry, and keeps encoded words in the subject literal', async () => {
+    const { t, owner, account } = await world({ provider: fake.config() });
+    await arrive(t, {
+      from: 'ann@customer.test',
+      subject: '=?UTF-8?Q?Hi=0D=0ABcc:_x@evil.test?=',
+      message_id: '<\u00fc-id@customer.test>',
+      headers: { References: '<ok-1@customer.test> <odd\u202e@customer.test>' },
+    });
+    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
+    const sent = fake.sent.at(-1)!.body as { subject: string; headers: Record<string, string> };
+    expect(sent.headers['In-Reply-To']).toBeUndefined();
+    expect(sent.headers.References).toBe('<ok-1@customer.test>');
+    // A word joiner after `=`: not an encoded word a mail client would decode into CR/LF.
+    expect(sent.subject).toBe('Re: =\u2060?UTF-8?Q?Hi=0D=0ABcc:_x@evil.test?=');
+  });
+
   it('sends through the provider with Message-ID, In-Reply-To and References, and threads the answer', async () => {
     const { t, owner, account } = await world({ provider: fake.config() });
     await arrive(t, {

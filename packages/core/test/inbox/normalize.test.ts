@@ -153,4 +153,11 @@ describe('addresses', () => {
     expect(headerSafe('Hi\r\nBcc: victim@x')).toBe('Hi Bcc: victim@x');
     expect(headerSafe('a\u2028b')).toBe('a b');
   });
+
+  it('removes C1 controls and direction overrides, which readers take as line breaks or reordering', () => {
+    expect(headerSafe('a\u0085b\u009bc')).toBe('a b c');
+    expect(headerSafe('Invoice\u202egpj.exe \u2066x\u2069')).toBe('Invoice gpj.exe  x');
+    // Marks right-to-left text needs stay.
+    expect(headerSafe('\u05e9\u05dc\u05d5\u05dd\u200f')).toBe('\u05e9\u05dc\u05d5\u05dd\u200f');
+  });
 });

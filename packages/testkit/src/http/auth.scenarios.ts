@@ -136,6 +136,34 @@ export function authScenarios(env: HttpEnv): void {
         await expectProblem(res, 409, 'email_taken');
       });
 
+      it('refuses names with control or direction-override characters, lone surrogates, or nothing visible', async () => {
+        for (const name of [
+          'x\u0000y',
+          'Ada\nLovelace',
+          'x\u202eevil',
+          'A\u009bB',
+          '\u200b\ufeff',
+          'x\udc00y',
+        ]) {
+          const res = await ctx.request('/auth/signup', {
+            json: { name, email: freshEmail('name'), password: PASSWORD },
+          });
+          const p = await expectProblem(res, 400, 'validation_failed');
+          expect(p.errors?.some((e) => e.path === 'name')).toBe(true);
+        }
+        // Right-to-left names and their marks are names.
+        await expectJson(
+          await ctx.request('/auth/signup', {
+            json: {
+              name: '\u05e9\u05e8\u05d4 \u05dc\u05d5\u05d9\u200f',
+              email: freshEmail('rtl'),
+              password: PASSWORD,
+            },
+          }),
+          201,
+        );
+      });
+
       it('refuses weak, short and overlong passwords with 400 validation_failed on password', async () => {
         for (const password of ['password1', 'Abc12!x', 'x'.repeat(129), 'qwertyuiop123']) {
           const res = await ctx.request('/auth/signup', {

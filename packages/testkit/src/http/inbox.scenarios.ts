@@ -126,6 +126,19 @@ export function inboxScenarios(env: HttpEnv): void {
       }
     });
 
+    it('refuses account names with control or direction-override characters, or nothing visible', async () => {
+      const owner = await person(ctx, 'namer');
+      for (const name of ['Support\r\nBcc: x', 'Invoice\u202egpj.exe', 'A\u0085B', '\u200b', 'x\udc00y'])
+        await expectProblem(
+          await ctx.request('/inbox/accounts', {
+            bearer: owner.token,
+            json: { address: `n-${randomUUID()}@acme.test`, name },
+          }),
+          400,
+          'validation_failed',
+        );
+    });
+
     it('owners create accounts and add members; others get 403, unknown ids 404', async () => {
       const owner = await person(ctx, 'owner');
       const member = await person(ctx, 'member');
