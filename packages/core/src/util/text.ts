@@ -15,7 +15,6 @@ export function parseWellFormedJson(text: string): unknown {
 /** What a name shown to people never needs: control characters (C0, DEL, C1), line and
  *  paragraph separators, and the bidi embeddings, overrides and isolates that reorder what
  *  follows them (`Invoice\u202Egpj.exe` shows as `Invoiceexe.jpg`). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const NOT_IN_NAMES = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 /** Something visible: not only white space and invisible (default-ignorable) characters. */
 const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}]/u;
