@@ -1,3 +1,4 @@
+import libmime from 'libmime';
 /** Mail headers from untrusted JSON (an object of name -> value(s), or an array of
  *  `{ name, value }`), as a Map of lower-case names: no object keys come from strangers. */
 export function headerMap(v: unknown): Map<string, string[]> {
@@ -23,6 +24,20 @@ export function headerMap(v: unknown): Map<string, string[]> {
 /** First value of a header, or `undefined`. */
 export function firstHeader(headers: Map<string, string[]>, name: string): string | undefined {
   return headers.get(name)?.[0];
+}
+
+/** The first value of an unstructured header (a subject) as people read it: RFC 2047 encoded
+ *  words decoded, as mailparser does for raw MIME, so a headers-only payload threads with the
+ *  same mail given decoded. Address headers are not decoded here: an encoded word in a display
+ *  name must never turn into an address. */
+export function decodedHeader(headers: Map<string, string[]>, name: string): string | undefined {
+  const value = firstHeader(headers, name);
+  if (value === undefined || !value.includes('=?')) return value;
+  try {
+    return libmime.decodeWords(value);
+  } catch {
+    return value;
+  }
 }
 
 /** A content type safe to store and send back: `type/subtype`, lower case, no parameters. */

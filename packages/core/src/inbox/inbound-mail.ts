@@ -1,7 +1,7 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import type { MailProvider } from '../ports/mail-provider.js';
 import { headerSafe, type ParsedAddress, parseAddresses } from './addresses.js';
-import { firstHeader, headerMap, safeContentType } from './headers.js';
+import { decodedHeader, firstHeader, headerMap, safeContentType } from './headers.js';
 import { htmlToText } from './html-text.js';
 import { bareId, parseIdList } from './message-ids.js';
 import { isProviderId } from './provider-client.js';
@@ -86,7 +86,7 @@ export function readEnvelope(body: Record<string, unknown>): Envelope {
     to: parseAddresses(has(data, 'to') ? get(data, 'to') : headers.get('to')),
     cc: parseAddresses(has(data, 'cc') ? get(data, 'cc') : headers.get('cc')),
     otherRecipients: [...parseAddresses(get(data, 'received_for')), ...parseAddresses(get(data, 'bcc'))],
-    subject: str(data, 'subject', MAX_SUBJECT) ?? firstHeader(headers, 'subject') ?? null,
+    subject: str(data, 'subject', MAX_SUBJECT) ?? decodedHeader(headers, 'subject') ?? null,
     messageId: str(data, 'message_id', 998) ?? firstHeader(headers, 'message-id') ?? null,
     headers,
     html: str(data, 'html'),

@@ -126,6 +126,26 @@ describe('inbound consumer: body sources', () => {
     expect(messages[0]!.text).toBe('Hello there');
   });
 
+  it('decodes an encoded-word Subject header of a headers-only payload, so it threads with the decoded mail', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    await t.deliver('inbound', received({ from: 'ann@customer.test', subject: 'Grüße aus Köln', text: 'a' }));
+    t.clock.advance(1000);
+    await t.deliver(
+      'inbound',
+      received({
+        from: 'ann@customer.test',
+        subject: undefined,
+        text: 'b',
+        headers: { Subject: '=?UTF-8?Q?AW:_Gr=C3=BC=C3=9Fe_aus_K=C3=B6ln?=' },
+      }),
+    );
+    const threads = await threadsOf(t, owner.id, account.id);
+    expect(threads).toHaveLength(1);
+    const { messages } = await t.gh.inbox.getThread(owner.id, threads[0]!.id);
+    expect(messages.map((m) => m.subject)).toEqual(['Grüße aus Köln', 'AW: Grüße aus Köln']);
+  });
+
   it('fetches body, headers and attachments from the provider when a token is configured', async () => {
     const t = setup({ provider: fake.config() });
     const { owner, account } = await withAccount(t);

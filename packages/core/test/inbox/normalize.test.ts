@@ -39,12 +39,18 @@ describe('subject normalization', () => {
     ['Re:', ''],
     ['Regarding the plan', 'regarding the plan'],
     ['Return: of the king', 'return: of the king'],
+    ['\u05ea\u05e9\u05d5\u05d1\u05d4: \u05e9\u05dc\u05d5\u05dd', '\u05e9\u05dc\u05d5\u05dd'],
+    ['\u0631\u062f: \u0645\u0631\u062d\u0628\u0627', '\u0645\u0631\u062d\u0628\u0627'],
+    ['Re:\u200b Hello', 'hello'],
+    ['Hel\u2060lo', 'hello'],
   ])('normalizes %j to %j', (input, expected) => {
     expect(normalizeSubject(input)).toBe(expected);
   });
 
   it('treats the same text with different prefixes and case as one subject', () => {
     expect(normalizeSubject('Re: Invoice 42')).toBe(normalizeSubject('FWD:invoice 42'));
+    // Lower-casing can undo NFKC: both spellings are one subject.
+    expect(normalizeSubject('Re: J\u030c x')).toBe(normalizeSubject('\u01f0 x'));
   });
 });
 
