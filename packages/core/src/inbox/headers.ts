@@ -1,3 +1,4 @@
+/// <reference path="../types/libmime.d.ts" />
 import libmime from 'libmime';
 /** Mail headers from untrusted JSON (an object of name -> value(s), or an array of
  *  `{ name, value }`), as a Map of lower-case names: no object keys come from strangers. */
