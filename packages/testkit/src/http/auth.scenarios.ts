@@ -165,7 +165,20 @@ export function authScenarios(env: HttpEnv): void {
       });
 
       it('refuses weak, short and overlong passwords with 400 validation_failed on password', async () => {
-        for (const password of ['password1', 'Abc12!x', 'x'.repeat(129), 'qwertyuiop123']) {
+        for (const password of [
+          'password1',
+          'Abc12!x',
+          'x'.repeat(129),
+          'qwertyuiop123',
+          // The same weak passwords in other spellings: full-width, mathematical bold, Cyrillic
+          // look-alikes, a zero-width space, and Russian typed on the same keys.
+          '\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff11\uff12\uff13',
+          '\u{1d429}\u{1d41a}\u{1d42c}\u{1d42c}\u{1d430}\u{1d428}\u{1d42b}\u{1d41d}123',
+          'p\u0430ssw\u043erd123',
+          'pass\u200bword123',
+          '\u043f\u0430\u0440\u043e\u043b\u044c123',
+          '\u0439\u0446\u0443\u043a\u0435\u043d\u0433\u0448\u0449\u0437',
+        ]) {
           const res = await ctx.request('/auth/signup', {
             json: { name: 'Weak', email: freshEmail('auth'), password },
           });
