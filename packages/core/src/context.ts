@@ -60,7 +60,8 @@ export type ThrottleBucket =
   | 'signup:ip'
   | 'webauthn:ip'
   | 'member:user'
-  | 'member:ip';
+  | 'member:ip'
+  | 'refresh:session';
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
 export interface Throttle {

@@ -73,6 +73,10 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   // caller, and per address no more than signup's 409 already tells (100 per hour).
   'member:user': { points: 20, durationSeconds: 60 * MIN },
   'member:ip': { points: 100, durationSeconds: 60 * MIN },
+  // Refresh rotations per session (counted by the session store, not the limiter): every
+  // rotation keeps a token row for the session's life. A client refreshes about once per
+  // access token; page loads and tabs add a few.
+  'refresh:session': { points: 100, durationSeconds: 15 * MIN },
 };
 
 export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {

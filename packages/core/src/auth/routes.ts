@@ -54,7 +54,7 @@ export function authRoutes(
       auth: 'none',
       body: s.refreshBody,
       summary: 'Exchange a refresh token for a new pair (rotation)',
-      errors: ['invalid_token'],
+      errors: ['invalid_token', 'rate_limited'],
       responses: { 200: ok('A session with a new refresh token', s.sessionAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.refresh(rc.body, metaOf(rc)) }),
     },

@@ -107,8 +107,10 @@ export function createSessionService(d: AuthDeps) {
     const hash = sha256(token);
     const now = ctx.clock.now();
     const next = randomToken();
+    const budget = config.throttle['refresh:session'];
     const rotated = await store().rotate(hash, { hash: sha256(next), idleExpiresAt: idleEnd(now) }, now, {
       graceSeconds: config.refreshReuseGraceSeconds,
+      budget: { rotations: budget.points, windowSeconds: budget.durationSeconds },
     });
     if (rotated) {
       logAuthEvent(
@@ -135,8 +137,17 @@ export function createSessionService(d: AuthDeps) {
       );
       throw new GatehouseError('invalid_token');
     }
-    // A live family whose token was already rotated: theft, or a lost race. The family ends.
     const s = found.session;
+    // A live family whose token is still unused: the rotation was refused for the session's
+    // budget (a loop, not a person). The token stays good for a later refresh.
+    if (found.usedAt === null) {
+      // Logged once as every 429 is (decision 0112).
+      throw new GatehouseError('rate_limited', {
+        retryAfter: budget.durationSeconds,
+        reason: 'refresh:session',
+      });
+    }
+    // A live family whose token was already rotated: theft, or a lost race. The family ends.
     if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(
       ctx.logger,

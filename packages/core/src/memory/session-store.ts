@@ -25,6 +25,8 @@ export function memorySessionStore(clock: Clock): SessionStore {
   const tokens = new Map<string, TokenRow>();
   const tokensOf = new Map<string, Set<string>>();
   const feed: Array<{ seq: number; sid: string; at: number }> = [];
+  /** Rotation budget per session: when its window started and how many rotations it holds. */
+  const rotations = new Map<string, { start: number; count: number }>();
   let seq = 0;
   let writes = 0;
 
@@ -76,6 +78,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
       if (byUser.get(s.userId)?.size === 0) byUser.delete(s.userId);
       for (const h of tokensOf.get(s.id) ?? []) tokens.delete(h);
       tokensOf.delete(s.id);
+      rotations.delete(s.id);
     }
     let drop = 0;
     while (drop < feed.length && feed[drop]!.at + RETAIN_MS <= t) drop++;
@@ -123,6 +126,9 @@ export function memorySessionStore(clock: Clock): SessionStore {
       const row = tokens.get(hash);
       const s = row && sessions.get(row.sessionId);
       if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
+      const window = rotations.get(s.id);
+      const windowOver = !window || !opts.budget || t - window.start >= opts.budget.windowSeconds * 1000;
+      if (!windowOver && window.count >= opts.budget!.rotations) return null;
       if (row.usedAt !== null) {
         const graceMs = (opts.graceSeconds ?? 0) * 1000;
         if (graceMs <= 0 || t - row.usedAt > graceMs || hasUsedChild(s.id, hash)) return null;
@@ -130,6 +136,10 @@ export function memorySessionStore(clock: Clock): SessionStore {
         row.usedAt = t;
       }
       addToken(s.id, next.hash, hash);
+      rotations.set(
+        s.id,
+        windowOver ? { start: t, count: 1 } : { start: window.start, count: window.count + 1 },
+      );
       s.lastUsedAt = new Date(t);
       s.idleExpiresAt = new Date(Math.min(next.idleExpiresAt.getTime(), s.expiresAt.getTime()));
       sweep();

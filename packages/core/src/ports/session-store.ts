@@ -29,6 +29,12 @@ export interface NewRefreshToken {
   idleExpiresAt: Date;
 }
 
+/** How often one session may rotate its refresh token. */
+export interface RotationBudget {
+  rotations: number;
+  windowSeconds: number;
+}
+
 /** A refresh token's family and whether it was already rotated. */
 export interface RefreshTokenLookup {
   session: Session;
@@ -63,12 +69,16 @@ export interface SessionStore {
    *  exactly one wins; the others get `null`. The just-rotated token (used at most
    *  `graceSeconds` ago, default 0 = never, and none of the tokens rotated out of it used
    *  since) may rotate again into a sibling (two tabs refreshing at once). Otherwise
-   *  `null` (unknown, already used, or session not live): on reuse the caller ends the family. */
+   *  `null` (unknown, already used, or session not live): on reuse the caller ends the family.
+   *  With `budget`, a session rotates at most `rotations` times in a window of `windowSeconds`
+   *  (the first rotation after a window ended starts the next): over it, `null` and the token
+   *  stays unused, which the caller tells apart from reuse (every rotation stores a token row
+   *  for the session's life, so an unbounded loop would grow the store without end). */
   rotate(
     hash: string,
     next: NewRefreshToken,
     now: Date,
-    opts?: { graceSeconds?: number },
+    opts?: { graceSeconds?: number; budget?: RotationBudget },
   ): Promise<Session | null>;
   /** Ends one session. True when it was live and is now ended; false when absent or already ended. */
   revoke(id: string, now: Date, reason: string): Promise<boolean>;

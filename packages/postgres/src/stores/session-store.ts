@@ -35,6 +35,9 @@ const toSession = (r: SessionRow): Session => ({
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** The session's rotation window has ended (or never began): the next rotation starts one. */
+const WINDOW_OVER = `(s.rotation_window_start IS NULL OR s.rotation_window_start <= $3::timestamptz - $7::int * interval '1 second')`;
+
 /** `pg_snapshot` text: `xmin:xmax:xip1,xip2,...` (at most a few thousand running transactions). */
 const SNAPSHOT = /^\d{1,20}:\d{1,20}:(?:\d{1,20}(?:,\d{1,20})*)?$/;
 /** Sessions (and their tokens) are deleted a day after they ended or passed their absolute end:
@@ -126,6 +129,8 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
     },
 
     async rotate(hash, next, now, opts = {}) {
+      // No budget: a window that never ends and a count that is never reached.
+      const budget = opts.budget ?? { rotations: 2 ** 31 - 1, windowSeconds: 0 };
       try {
         const r = await db.query(
           `WITH used AS (
@@ -133,6 +138,9 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id
                AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
+               AND (s.rotation_window_start IS NULL
+                    OR s.rotation_window_start <= $3::timestamptz - $7::int * interval '1 second'
+                    OR s.rotations_in_window < $6::int)
                AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'
                  -- the just-rotated token only: none of the tokens rotated out of it used since
                  AND NOT EXISTS (SELECT 1 FROM ${RT} o WHERE o.session_id = r.session_id
@@ -142,10 +150,20 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              INSERT INTO ${RT} (hash, session_id, created_at, parent) SELECT $2, session_id, $3, $1 FROM used
              RETURNING session_id
            )
-           UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at)
+           UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at),
+             rotations_in_window = CASE WHEN ${WINDOW_OVER} THEN 1 ELSE s.rotations_in_window + 1 END,
+             rotation_window_start = CASE WHEN ${WINDOW_OVER} THEN $3 ELSE s.rotation_window_start END
            FROM successor WHERE s.id = successor.session_id AND s.ended_at IS NULL
            RETURNING s.*`,
-          [hash, next.hash, now, next.idleExpiresAt, Math.max(0, Math.floor(opts.graceSeconds ?? 0))],
+          [
+            hash,
+            next.hash,
+            now,
+            next.idleExpiresAt,
+            Math.max(0, Math.floor(opts.graceSeconds ?? 0)),
+            budget.rotations,
+            budget.windowSeconds,
+          ],
         );
         return r.rows[0] ? toSession(r.rows[0]) : null;
       } catch (e) {

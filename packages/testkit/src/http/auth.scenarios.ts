@@ -995,6 +995,30 @@ export function authScenarios(env: HttpEnv): void {
   });
 
   describe('auth throttling and configuration', () => {
+    it('answers 429 after 100 refreshes of one session in 15 minutes, and the session and its token stay good', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signUp(ctx);
+        const other = await login(ctx, a);
+        let s = await login(ctx, a);
+        for (let i = 0; i < 100; i++)
+          s = await expectJson<SessionBody>(await refresh(ctx, s.refreshToken!), 200);
+        for (let i = 0; i < 2; i++) {
+          const limited = await refresh(ctx, s.refreshToken!);
+          await expectProblem(limited, 429, 'rate_limited');
+          expect(Number(limited.headers.get('retry-after'))).toBe(15 * 60);
+        }
+        // Refused, not taken for reuse: the session lives on, and other sessions have budgets of their own.
+        await expectJson(await ctx.request('/auth/me', { bearer: s.accessToken }), 200);
+        await expectJson(await refresh(ctx, other.refreshToken!), 200);
+        expect((await ctx.request('/auth/logout', { json: { refreshToken: s.refreshToken } })).status).toBe(
+          204,
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+
     it('answers 429 rate_limited with Retry-After after 10 failed logins for one email', async () => {
       const ctx = await env.setup();
       try {

@@ -286,6 +286,43 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.sessions.rotate(hash(), next(), clock.now())).toBeNull();
       });
 
+      it('rotate keeps a budget per session and window: over it null, the token still unused', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const other = newSession(clock.now());
+        let live = hash();
+        let otherLive = hash();
+        await stores.sessions.create(s, { hash: live, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        await stores.sessions.create(
+          other,
+          { hash: otherLive, idleExpiresAt: other.idleExpiresAt },
+          { maxPerUser: 50 },
+        );
+        const budget = { rotations: 3, windowSeconds: 60 };
+        const rotate = async (from: string) => {
+          const n = { hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) };
+          return (await stores.sessions.rotate(from, n, clock.now(), { budget })) ? n.hash : null;
+        };
+        for (let i = 0; i < 3; i++) {
+          live = (await rotate(live))!;
+          expect(live).toEqual(expect.any(String));
+          clock.advance(10_000);
+        }
+        expect(await rotate(live)).toBeNull();
+        expect(await stores.sessions.findByToken(live)).toMatchObject({
+          session: { id: s.id },
+          usedAt: null,
+        });
+        // Another session has a budget of its own.
+        otherLive = (await rotate(otherLive))!;
+        expect(otherLive).toEqual(expect.any(String));
+        // The window began at the first rotation: 60 s after it, the next one starts a new window.
+        clock.advance(30_000);
+        live = (await rotate(live))!;
+        expect(live).toEqual(expect.any(String));
+        expect(await rotate(live)).not.toBeNull();
+      });
+
       it('rotate lets exactly one of many concurrent callers with one token win', async () => {
         const { stores, clock } = await setup();
         const s = newSession(clock.now());
