@@ -35,13 +35,25 @@ const MAX_LOCAL_BYTES = 64;
 const MAX_DOMAIN_ASCII = 253;
 const MAX_LABEL_ASCII = 63;
 
+/** Letters NFKC rewrites that are letters of their own, typed on their languages' keyboards:
+ *  Thai and Lao sara am (`น้ำ`), Lao ho no and ho mo, Armenian ech yiwn (`Երևան`). */
+const KEYBOARD_LETTERS = new Set(['\u0e33', '\u0eb3', '\u0edc', '\u0edd', '\u0587']);
+
+/** True when a character of `text` is one NFKC rewrites (full-width and mathematical letters,
+ *  ligatures, the long s, super- and subscripts, presentation forms), apart from the letters
+ *  above. Checked per character: an NFC string changes under NFKC only through them. */
+function hasCompatibilityForm(text: string): boolean {
+  for (const c of text) if (c.normalize('NFKC') !== c && !KEYBOARD_LETTERS.has(c)) return true;
+  return false;
+}
+
 /** A canonical address people can be reached at and told apart by: it matches `EMAIL_PATTERN`,
  *  and also
  *  - its local part is at most 64 bytes of UTF-8 and its domain fits DNS once in punycode
  *    (counted in characters, `ü` x 64 passed: an account for an address no mail reaches);
- *  - its local part is what NFKC leaves it: full-width letters, ligatures, the long s and
- *    mathematical letters (`ﬁnance@`, `ſupport@`, `ａdmin@`) would be accounts that look like
- *    `finance@`, `support@`, `admin@`;
+ *  - its local part holds no compatibility form (below): full-width letters, ligatures, the
+ *    long s and mathematical letters (`ﬁnance@`, `ſupport@`, `ａdmin@`) would be accounts that
+ *    look like `finance@`, `support@`, `admin@`;
  *  - its local part holds no RFC 2047 encoded word (`=?`) and no `%`: a mail system that decodes
  *    the one or honours `%` routing delivers such an address elsewhere, and a verification
  *    code sent there would verify a domain the signer does not own ("splitting the email atom"). */
@@ -50,7 +62,7 @@ export function isMailboxAddress(canonical: string): boolean {
   const at = canonical.lastIndexOf('@');
   const local = canonical.slice(0, at);
   if (Buffer.byteLength(local) > MAX_LOCAL_BYTES) return false;
-  if (local.normalize('NFKC') !== local || local.includes('=?') || local.includes('%')) return false;
+  if (hasCompatibilityForm(local) || local.includes('=?') || local.includes('%')) return false;
   const domain = domainToASCII(canonical.slice(at + 1));
   return (
     domain !== '' &&

@@ -9,7 +9,8 @@ export const emailField = z
   .max(254)
   .meta({ format: 'idn-email' })
   .overwrite(canonicalEmail)
-  .pipe(z.email({ pattern: EMAIL_PATTERN }).refine(isMailboxAddress, 'Invalid email address'));
+  // `abort`: an address the pattern refuses is named once, not again by the refinement.
+  .pipe(z.email({ pattern: EMAIL_PATTERN, abort: true }).refine(isMailboxAddress, 'Invalid email address'));
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits. */
@@ -28,7 +29,12 @@ const newPasswordField = passwordField.min(PASSWORD_MIN, `Use at least ${PASSWOR
 
 /** A person's name or a name they give something: trimmed, visible, no control characters. */
 export const displayNameField = (max: number) =>
-  z.string().trim().min(1).max(max).refine(isDisplayName, DISPLAY_NAME_MESSAGE);
+  z
+    .string()
+    .trim()
+    .min(1, { abort: true })
+    .max(max, { abort: true })
+    .refine(isDisplayName, DISPLAY_NAME_MESSAGE);
 const nameField = displayNameField(200);
 export const tokenField = z.string().min(1).max(4096);
 export const codeField = z.string().min(1).max(64);

@@ -106,8 +106,10 @@ export async function storeOutbound(
   return (await ctx.stores.inboxMessages.findById(stored.message.id)) ?? stored.message;
 }
 
-/** A message id as RFC 5322 headers carry it: printable ASCII (`<`, `>` never get this far). */
-const SENDABLE_ID = /^[\x21-\x7e]+$/;
+/** A message id as RFC 5322 headers carry it: printable ASCII, without the quotes, backslashes
+ *  and parentheses that would turn the rest of the header into a quoted string or a comment
+ *  (`<`, `>` never get this far). */
+const SENDABLE_ID = /^[\x21\x23-\x27\x2a-\x5b\x5d-\x7e]+$/;
 
 /** `Name <address>` with the name quoted and free of CR/LF. */
 function mailbox(name: string, address: string): string {

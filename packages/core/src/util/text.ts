@@ -16,8 +16,9 @@ export function parseWellFormedJson(text: string): unknown {
  *  paragraph separators, and the bidi embeddings, overrides and isolates that reorder what
  *  follows them (`Invoice\u202Egpj.exe` shows as `Invoiceexe.jpg`). */
 const NOT_IN_NAMES = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
-/** Something visible: not only white space and invisible (default-ignorable) characters. */
-const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}]/u;
+/** Something visible: not only white space, invisible (default-ignorable) characters and the
+ *  blank Braille pattern. */
+const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** A name people set for themselves or for what they own (user, inbox account, passkey):
  *  well-formed Unicode (a lone surrogate has no UTF-8 form; memory and Postgres stores kept it

@@ -226,7 +226,7 @@ describe('inbox API: replies', () => {
       from: 'ann@customer.test',
       subject: '=?UTF-8?Q?Hi=0D=0ABcc:_x@evil.test?=',
       message_id: '<\u00fc-id@customer.test>',
-      headers: { References: '<ok-1@customer.test> <odd\u202e@customer.test>' },
+      headers: { References: '<ok-1@customer.test> <odd\u202e@customer.test> <a"b@customer.test>' },
     });
     const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
     await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
