@@ -222,7 +222,10 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
           : `SELECT pg_current_snapshot()::text AS cursor,
                     array(SELECT id FROM ${S}
                            WHERE ended_xid >= pg_snapshot_xmax($1::pg_snapshot)
-                              OR ended_xid IN (SELECT pg_snapshot_xip($1::pg_snapshot))
+                              -- = ANY of an array, not IN (subquery): the planner can use the
+                              -- ended_xid index for both sides only so (a hashed subplan filter
+                              -- scanned the whole table: 45 ms a poll at 200,000 sessions).
+                              OR ended_xid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
                            ORDER BY ended_xid) AS sids`,
         [cursor === null ? notBefore : cursor],
       );
