@@ -275,6 +275,19 @@ describe.skipIf(!server)(`races between instances${server ? '' : ` (skipped: ${N
     expect(seen.has(s1.id)).toBe(true);
   });
 
+  it('the ended-session feed starts over from a cursor ahead of this server or one Postgres would refuse', async () => {
+    const [a, b] = instances;
+    const s1 = session(randomUUID());
+    await a!.sessions.create(s1, null, { maxPerUser: 50 });
+    await a!.sessions.revoke(s1.id, later(1), 'logout');
+    const { cursor } = await b!.sessions.endedSince(null, t0);
+    const xmax = BigInt(cursor.split(':')[1]!);
+    // A failover that lost the tail, a restore: the cursor names transactions this server has
+    // not reached, and reading past its xmax would skip s1 (and every later end) for good.
+    for (const given of [`${xmax + 1000n}:${xmax + 1000n}:`, '5:3:', '5:9:4'])
+      expect((await b!.sessions.endedSince(given, t0)).sids).toContain(s1.id);
+  });
+
   it('the ended-session feed reads each end once while a long transaction elsewhere holds xmin back', async () => {
     const [a, b] = instances;
     // A transaction with a write, left open (another app on the cluster, a stuck migration).

@@ -20,62 +20,41 @@ function zxcvbn(): ZxcvbnFactory {
 
 /** Invisible characters (zero-width space, word joiner, BOM...): a guesser leaves them out. */
 const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
-/** Cyrillic and Greek letters that look like Latin ones (lower case): `pаsswоrd` with a
- *  Cyrillic а and о is `password` to anyone who reads it, and to a guesser's list. */
-const LOOKALIKE: Record<string, string> = {
-  а: 'a',
-  в: 'b',
-  е: 'e',
-  ё: 'e',
-  к: 'k',
-  м: 'm',
-  н: 'h',
-  о: 'o',
-  р: 'p',
-  с: 'c',
-  т: 't',
-  у: 'y',
-  х: 'x',
-  і: 'i',
-  ј: 'j',
-  ѕ: 's',
-  ԁ: 'd',
-  ӏ: 'l',
-  һ: 'h',
-  ԛ: 'q',
-  ԝ: 'w',
-  α: 'a',
-  ε: 'e',
-  ι: 'i',
-  κ: 'k',
-  ν: 'v',
-  ο: 'o',
-  ρ: 'p',
-  τ: 't',
-  υ: 'u',
-  χ: 'x',
-};
-/** The Russian keyboard (ЙЦУКЕН) as the QWERTY keys under it: `пароль` is typed as `gfhjkm`,
- *  and leaked password lists hold both. */
+/** Cyrillic and Greek letters that look like Latin ones, case kept (zxcvbn scores capitals):
+ *  `pаsswоrd` with a Cyrillic а and о is `password` to anyone who reads it, and to a guesser. */
+const LOOKALIKE: Record<string, string> = Object.fromEntries(
+  [
+    ['аеорсухіјѕԁӏһԛԝ', 'aeopcyxijsdlhqw'],
+    ['АВЕКМНОРСТХУІЈЅ', 'ABEKMHOPCTXYIJS'],
+    ['αεικνορτυχ', 'aeikvoptux'],
+    ['ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ', 'ABEZHIKMNOPTYX'],
+  ].flatMap(([from, to]) => [...from!].map((c, i) => [c, to![i]!])),
+);
+/** The Russian keyboard (ЙЦУКЕН) as the QWERTY keys under it, shifted or not: `пароль` is typed
+ *  as `gfhjkm`, and leaked password lists hold both. */
 const QWERTY_OF_RUSSIAN: Record<string, string> = Object.fromEntries(
-  [...'йцукенгшщзхъфывапролджэячсмитьбюё'].map((c, i) => [c, "qwertyuiop[]asdfghjkl;'zxcvbnm,.`"[i]!]),
+  [
+    ['йцукенгшщзхъфывапролджэячсмитьбюё', "qwertyuiop[]asdfghjkl;'zxcvbnm,.`"],
+    ['ЙЦУКЕНГШЩЗХЪФЫВАПРОЛДЖЭЯЧСМИТЬБЮЁ', 'QWERTYUIOP{}ASDFGHJKL:"ZXCVBNM<>~'],
+  ].flatMap(([from, to]) => [...from!].map((c, i) => [c, to![i]!])),
 );
 const map = (s: string, table: Record<string, string>) => [...s].map((c) => table[c] ?? c).join('');
 
 /** The spellings of one password a guesser tries as one: as typed; NFKC (full-width and
  *  mathematical letters, ligatures) without invisible characters; look-alike letters as Latin;
- *  Russian keyboard input as its QWERTY keys. Only those that differ from the typed one. */
+ *  Russian keyboard input as its QWERTY keys. An ASCII password has only the first. */
 function spellings(password: string): string[] {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is the range tested
+  if (/^[\u0000-\u007f]*$/.test(password)) return [password];
   const folded = password.normalize('NFKC').replace(INVISIBLE, '');
-  const lower = folded.toLowerCase();
-  const out = new Set([password, folded, map(lower, LOOKALIKE)]);
-  if (/[\u0400-\u04ff]/u.test(lower)) out.add(map(lower, QWERTY_OF_RUSSIAN));
-  return [...out].filter((s, i) => i === 0 || (s !== password && s.length > 0));
+  const out = new Set([password, folded, map(folded, LOOKALIKE)]);
+  if (/[\u0400-\u04ff]/u.test(folded)) out.add(map(folded, QWERTY_OF_RUSSIAN));
+  return [...out].filter((s) => s.length > 0);
 }
 
 /** zxcvbn-ts score (0-4) of `password`, with `context` (email, name, hosts) as known words: the
  *  lowest over its spellings (above), so `ｐａｓｓｗｏｒｄ１２３` scores as `password123`. An
- *  ASCII password has one spelling, and costs one check. */
+ *  ASCII password costs one check, as before; a score of 0 ends the search. */
 export function passwordScore(
   password: string,
   context: string[],
@@ -84,6 +63,7 @@ export function passwordScore(
   for (const s of spellings(password)) {
     const r = zxcvbn().check(s, context);
     if (worst === null || r.score < worst.score) worst = { score: r.score, warning: r.feedback.warning };
+    if (worst.score === 0) break;
   }
   return worst!;
 }

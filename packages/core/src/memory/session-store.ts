@@ -118,7 +118,12 @@ export function memorySessionStore(clock: Clock): SessionStore {
       const row = tokens.get(hash);
       const s = row && sessions.get(row.sessionId);
       if (!row || !s) return null;
-      return { session: copy(s), usedAt: row.usedAt === null ? null : new Date(row.usedAt) };
+      const window = rotations.get(s.id);
+      return {
+        session: copy(s),
+        usedAt: row.usedAt === null ? null : new Date(row.usedAt),
+        rotations: window ? { windowStart: new Date(window.start), count: window.count } : null,
+      };
     },
 
     async rotate(hash, next, now, opts = {}) {

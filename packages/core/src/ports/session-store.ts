@@ -40,6 +40,10 @@ export interface RefreshTokenLookup {
   session: Session;
   /** When the token was rotated (used); null while it is the live one. */
   usedAt: Date | null;
+  /** The session's rotation budget window (see `rotate`): when it began and how many rotations
+   *  it holds; null before the first rotation. Optional: a store without it is taken as over
+   *  budget only for an unused token, with the whole window to wait. */
+  rotations?: { windowStart: Date; count: number } | null;
 }
 
 /** Ended sessions since a cursor: the feed that tells every instance which `sid`s to refuse. */

@@ -3,6 +3,7 @@ import { TestClock } from '@gatehouse/testkit';
 import { parseOptions } from '@node-rs/argon2';
 import { describe, expect, it, vi } from 'vitest';
 import { createHashQueue } from '../../src/auth/hash-queue.js';
+import { passwordScore } from '../../src/auth/strength.js';
 import { email, STRONG, setup, user } from './setup.js';
 
 describe('passwords', () => {
@@ -137,5 +138,21 @@ describe('hash queue', () => {
     release();
     await first;
     expect(await second).toBe('queued');
+  });
+});
+
+describe('password strength spellings', () => {
+  it('scores an ASCII password as typed, capitals included (one check, the policy unchanged)', () => {
+    for (const p of ['HelloWorld2024', 'SunnyDayRain', 'NewYorkCity1'])
+      expect(passwordScore(p, []).score).toBe(3);
+  });
+
+  it('scores look-alike spellings in either case as the weak password they spell', () => {
+    for (const p of [
+      'p\u0430ssw\u043erd123',
+      'P\u0410SSW\u041eRD123',
+      '\u041f\u0410\u0420\u041e\u041b\u042c123',
+    ])
+      expect(passwordScore(p, []).score).toBeLessThan(3);
   });
 });

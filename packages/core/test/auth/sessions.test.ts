@@ -26,6 +26,40 @@ function remoteLike(stores: Stores, failing: { on: boolean } = { on: false }): S
   return { ...stores, sessions };
 }
 
+describe('refresh rotation budget', () => {
+  const budget = { throttle: { 'refresh:session': { points: 2, durationSeconds: 60 } } };
+
+  it('over the budget: 429 until the window ends, the token still good; an old token is still reuse', async () => {
+    const t = setup(budget);
+    const s = await session(t, await user(t));
+    const r1 = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
+    t.clock.advance(20_000);
+    const r2 = await t.gh.auth.refresh({ refreshToken: r1.refreshToken! });
+    await expect(t.gh.auth.refresh({ refreshToken: r2.refreshToken! })).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfter: 40, // the window began at the first rotation
+    });
+    t.clock.advance(40_000);
+    const r3 = await t.gh.auth.refresh({ refreshToken: r2.refreshToken! });
+    // Over the budget again, a rotated token is still reuse: the family ends.
+    await t.gh.auth.refresh({ refreshToken: r3.refreshToken! });
+    await expect(t.gh.auth.refresh({ refreshToken: r1.refreshToken! })).rejects.toMatchObject(invalid);
+    await expect(t.gh.auth.verifyAccessToken(r3.accessToken)).rejects.toMatchObject(invalid);
+  });
+
+  it('a grace repeat over the budget waits (429) instead of ending the session', async () => {
+    const t = setup({ ...budget, refreshReuseGraceSeconds: 30 });
+    const s = await session(t, await user(t));
+    const r1 = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
+    await t.gh.auth.refresh({ refreshToken: r1.refreshToken! });
+    // A second tab repeats r1 within the grace window, with the budget spent.
+    await expect(t.gh.auth.refresh({ refreshToken: r1.refreshToken! })).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
+    await expect(t.gh.auth.verifyAccessToken(r1.accessToken)).resolves.toMatchObject({});
+  });
+});
+
 describe('sessions', () => {
   it('a reused refresh token ends the family: its access tokens and newer refresh tokens die', async () => {
     const t = setup();

@@ -16,6 +16,8 @@ interface SessionRow {
   user_agent: string | null;
   ended_at: Date | null;
   end_reason: string | null;
+  rotation_window_start: Date | null;
+  rotations_in_window: number;
 }
 
 const toSession = (r: SessionRow): Session => ({
@@ -35,11 +37,24 @@ const toSession = (r: SessionRow): Session => ({
 
 const DAY_MS = 24 * 3600 * 1000;
 
+const MAX_INT = 2 ** 31 - 1;
+
 /** The session's rotation window has ended (or never began): the next rotation starts one. */
 const WINDOW_OVER = `(s.rotation_window_start IS NULL OR s.rotation_window_start <= $3::timestamptz - $7::int * interval '1 second')`;
 
 /** `pg_snapshot` text: `xmin:xmax:xip1,xip2,...` (at most a few thousand running transactions). */
-const SNAPSHOT = /^\d{1,20}:\d{1,20}:(?:\d{1,20}(?:,\d{1,20})*)?$/;
+const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20}(?:,\d{1,20})*)?)$/;
+
+/** The xmax of a snapshot's text; null unless Postgres would take it (xmin <= xip < xmax), so a
+ *  bad cursor starts the feed over instead of failing every poll. */
+function xmaxOf(text: string): bigint | null {
+  const m = SNAPSHOT.exec(text);
+  if (!m) return null;
+  const xmin = BigInt(m[1]!);
+  const xmax = BigInt(m[2]!);
+  const xip = m[3] ? m[3].split(',').map(BigInt) : [];
+  return xmin <= xmax && xip.every((x) => x >= xmin && x < xmax) ? xmax : null;
+}
 /** Sessions (and their tokens) are deleted a day after they ended or passed their absolute end:
  *  every this many creates. */
 const SWEEP_EVERY = 256;
@@ -48,7 +63,7 @@ const SWEEP_EVERY = 256;
  * Sessions and refresh tokens. Rotation is one statement: the UPDATE that marks the presented
  * token used only matches while it is unused (row lock + re-check), so of concurrent callers
  * exactly one inserts the successor. Every end stamps `ended_xid = pg_current_xact_id()`, which
- * the ended-sid feed reads against the snapshot's xmin so a slow commit is never skipped.
+ * the ended-sid feed reads against the last read's snapshot so a slow commit is never skipped.
  */
 export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): SessionStore {
   const S = t('sessions');
@@ -125,12 +140,20 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
         [hash],
       );
       const row = r.rows[0] as (SessionRow & { token_used_at: Date | null }) | undefined;
-      return row ? { session: toSession(row), usedAt: row.token_used_at } : null;
+      if (!row) return null;
+      return {
+        session: toSession(row),
+        usedAt: row.token_used_at,
+        rotations: row.rotation_window_start
+          ? { windowStart: row.rotation_window_start, count: row.rotations_in_window }
+          : null,
+      };
     },
 
     async rotate(hash, next, now, opts = {}) {
-      // No budget: a window that never ends and a count that is never reached.
-      const budget = opts.budget ?? { rotations: 2 ** 31 - 1, windowSeconds: 0 };
+      // No budget: a window that never ends and a count that is never reached. Both fit the
+      // integer columns and casts (a larger configured number means "no limit" all the same).
+      const budget = opts.budget ?? { rotations: MAX_INT, windowSeconds: 0 };
       try {
         const r = await db.query(
           `WITH used AS (
@@ -138,9 +161,7 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id
                AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
-               AND (s.rotation_window_start IS NULL
-                    OR s.rotation_window_start <= $3::timestamptz - $7::int * interval '1 second'
-                    OR s.rotations_in_window < $6::int)
+               AND (${WINDOW_OVER} OR s.rotations_in_window < $6::int)
                AND (r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'
                  -- the just-rotated token only: none of the tokens rotated out of it used since
                  AND NOT EXISTS (SELECT 1 FROM ${RT} o WHERE o.session_id = r.session_id
@@ -161,8 +182,8 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
             now,
             next.idleExpiresAt,
             Math.max(0, Math.floor(opts.graceSeconds ?? 0)),
-            budget.rotations,
-            budget.windowSeconds,
+            Math.min(budget.rotations, MAX_INT),
+            Math.min(budget.windowSeconds, MAX_INT),
           ],
         );
         return r.rows[0] ? toSession(r.rows[0]) : null;
@@ -214,23 +235,29 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
       // again: re-reading from the snapshot's xmin instead had one long transaction anywhere on
       // the cluster make every poll re-read every end since it began (200,000 ends: 0.3 s a
       // poll, 640 ms loop stalls). Anything else starts over from `notBefore`.
-      const cursor = given !== null && SNAPSHOT.test(given) ? given : null;
-      const r = await db.query(
-        cursor === null
-          ? `SELECT pg_current_snapshot()::text AS cursor,
-                    array(SELECT id FROM ${S} WHERE ended_at >= $1 ORDER BY ended_xid) AS sids`
-          : `SELECT pg_current_snapshot()::text AS cursor,
-                    array(SELECT id FROM ${S}
-                           WHERE ended_xid >= pg_snapshot_xmax($1::pg_snapshot)
-                              -- = ANY of an array, not IN (subquery): the planner can use the
-                              -- ended_xid index for both sides only so (a hashed subplan filter
-                              -- scanned the whole table: 45 ms a poll at 200,000 sessions).
-                              OR ended_xid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
-                           ORDER BY ended_xid) AS sids`,
-        [cursor === null ? notBefore : cursor],
-      );
-      const row = r.rows[0] as { cursor: string; sids: string[] };
-      return { sids: row.sids, cursor: row.cursor };
+      const read = async (last: string | null) => {
+        const r = await db.query(
+          last === null
+            ? `SELECT pg_current_snapshot()::text AS cursor,
+                      array(SELECT id FROM ${S} WHERE ended_at >= $1 ORDER BY ended_xid) AS sids`
+            : `SELECT pg_current_snapshot()::text AS cursor,
+                      array(SELECT id FROM ${S}
+                             WHERE ended_xid >= pg_snapshot_xmax($1::pg_snapshot)
+                                -- = ANY of an array, not IN (subquery): the planner can use the
+                                -- ended_xid index for both sides only so (a hashed subplan filter
+                                -- scanned the whole table: 45 ms a poll at 200,000 sessions).
+                                OR ended_xid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
+                             ORDER BY ended_xid) AS sids`,
+          [last === null ? notBefore : last],
+        );
+        return r.rows[0] as { cursor: string; sids: string[] };
+      };
+      const last = given === null ? null : xmaxOf(given);
+      const page = await read(last === null ? null : given);
+      // A cursor from ahead of this server (a failover that lost the tail, a restore, another
+      // database behind the pool) would skip every end below its xmax for good: start over.
+      if (last !== null && last > (xmaxOf(page.cursor) ?? -1n)) return read(null);
+      return page;
     },
   };
 }

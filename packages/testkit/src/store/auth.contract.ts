@@ -236,7 +236,7 @@ export function authStoreContract(setup: StoreSetup): void {
           await stores.sessions.create(s, { hash: t, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 }),
         ).toEqual([]);
         expect(await stores.sessions.findById(s.id)).toEqual(s);
-        expect(await stores.sessions.findByToken(t)).toEqual({ session: s, usedAt: null });
+        expect(await stores.sessions.findByToken(t)).toEqual({ session: s, usedAt: null, rotations: null });
         expect(await stores.sessions.findByToken(hash())).toBeNull();
         expect(await stores.sessions.findById(id())).toBeNull();
       });
@@ -312,15 +312,26 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.sessions.findByToken(live)).toMatchObject({
           session: { id: s.id },
           usedAt: null,
+          rotations: { windowStart: at(clock.now(), -30_000), count: 3 },
         });
         // Another session has a budget of its own.
         otherLive = (await rotate(otherLive))!;
         expect(otherLive).toEqual(expect.any(String));
-        // The window began at the first rotation: 60 s after it, the next one starts a new window.
-        clock.advance(30_000);
+        // The window began at the first rotation: past 60 s after it, the next starts a new window.
+        clock.advance(31_000);
         live = (await rotate(live))!;
         expect(live).toEqual(expect.any(String));
         expect(await rotate(live)).not.toBeNull();
+        // A budget past any counter's range is no limit (not an error).
+        const huge = { rotations: 2 ** 40, windowSeconds: 2 ** 40 };
+        expect(
+          await stores.sessions.rotate(
+            otherLive,
+            { hash: hash(), idleExpiresAt: at(clock.now(), DAY) },
+            clock.now(),
+            { budget: huge },
+          ),
+        ).not.toBeNull();
       });
 
       it('rotate lets exactly one of many concurrent callers with one token win', async () => {
