@@ -1,6 +1,7 @@
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
 import * as en from '@zxcvbn-ts/language-en';
+import { foldedText } from '../util/text.js';
 
 let factory: ZxcvbnFactory | undefined;
 
@@ -18,8 +19,6 @@ function zxcvbn(): ZxcvbnFactory {
   return factory;
 }
 
-/** Invisible characters (zero-width space, word joiner, BOM...): a guesser leaves them out. */
-const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
 /** Cyrillic and Greek letters that look like Latin ones, case kept (zxcvbn scores capitals):
  *  `pаsswоrd` with a Cyrillic а and о is `password` to anyone who reads it, and to a guesser. */
 const LOOKALIKE: Record<string, string> = Object.fromEntries(
@@ -46,7 +45,7 @@ const map = (s: string, table: Record<string, string>) => [...s].map((c) => tabl
 function spellings(password: string): string[] {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is the range tested
   if (/^[\u0000-\u007f]*$/.test(password)) return [password];
-  const folded = password.normalize('NFKC').replace(INVISIBLE, '');
+  const folded = foldedText(password);
   const out = new Set([password, folded, map(folded, LOOKALIKE)]);
   if (/[\u0400-\u04ff]/u.test(folded)) out.add(map(folded, QWERTY_OF_RUSSIAN));
   return [...out].filter((s) => s.length > 0);

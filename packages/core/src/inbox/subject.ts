@@ -1,3 +1,5 @@
+import { foldedText } from '../util/text.js';
+
 /** Reply/forward prefixes in common languages: Re, Fwd, Fw, AW and WG (de), SV (sv/da/no),
  *  VS and VL (fi), VB (sv), Antw and Doorst (nl), R, I, Ref, Rif (it), Tr, Ré, Rép, Réf (fr),
  *  Enc, Res (pt), RV (es), Odp and PD (pl), YNT, Yanıt and İLT (tr), Vá (hu), Atb (lv), Ответ,
@@ -6,9 +8,6 @@
  *  `Re^2`), then `:` or the full-width `：`. */
 const PREFIX =
   /^\s*(?:re|fwd?|aw|wg|sv|vs|vl|vb|antw|antwort|doorst|r|i|ref|rif|tr|enc|rv|odp|pd|ynt|yan[ıi]t|[iİ]lt|res|ré|rép|réf|vá|atb|ответ|отв|пересл|απ|σχετ|πρθ|回复|回覆|答复|答覆|转发|轉發|转寄|轉寄|회신|답장|전달|תשובה|העבר|رد)\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\^\d{1,4})?\s*[:：]\s*/iu;
-
-/** Invisible characters (zero-width space, word joiner, BOM...): they change no word. */
-const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
 
 /** Leading `[list]` tags: kept, but prefixes right after them are stripped too. */
 const TAGS = /^(?:\[[^\]]{0,200}\]\s*)*/u;
@@ -21,7 +20,7 @@ export const MAX_SUBJECT = 998;
  *  collapsed, lower case and NFKC again (lower-casing can undo it: `J` + U+030C lower-cases to
  *  `j` + U+030C, which composes to `ǰ`). */
 export function normalizeSubject(subject: string): string {
-  let s = subject.normalize('NFKC').replace(INVISIBLE, '').replace(/\s+/gu, ' ').trim();
+  let s = foldedText(subject).replace(/\s+/gu, ' ').trim();
   for (let i = 0; i < 50; i++) {
     const tags = TAGS.exec(s)?.[0] ?? '';
     const rest = s.slice(tags.length);

@@ -29,3 +29,12 @@ export function isDisplayName(name: string): boolean {
 
 /** Message for a name `isDisplayName` refuses. */
 export const DISPLAY_NAME_MESSAGE = 'Use visible text without control or direction-override characters';
+
+/** Invisible characters (zero-width space, word joiner, BOM...): they change no word. */
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/** Text as people read it, for comparing, never for storing: NFKC (full-width and mathematical
+ *  letters, ligatures) without invisible characters. */
+export function foldedText(text: string): string {
+  return text.normalize('NFKC').replace(INVISIBLE, '');
+}

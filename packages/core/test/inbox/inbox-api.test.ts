@@ -25,6 +25,11 @@ async function world(options: Parameters<typeof setup>[0] = {}) {
   return { t, owner, stranger, account };
 }
 
+/** The owner's newest thread of the account (the one a mail just started or joined). */
+async function newestThread(t: ReturnType<typeof setup>, owner: { id: string }, account: { id: string }) {
+  return (await t.gh.inbox.listThreads(owner.id, account.id)).threads[0];
+}
+
 describe('inbox API: accounts and members', () => {
   it('creates an account with a canonical address and the caller as owner', async () => {
     const { t, owner, account } = await world();
@@ -89,7 +94,7 @@ describe('inbox API: threads and attachments', () => {
       'inbound',
       received({ attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: 'YQ==' }] }),
     );
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
     const attachmentId = messages[0]!.attachments[0]!.id;
 
@@ -148,7 +153,7 @@ describe('inbox API: threads and attachments', () => {
       const names = await readdir(dir);
       expect(names).toHaveLength(1);
       expect(names[0]).toMatch(/^[a-f0-9]{40}$/);
-      const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+      const thread = await newestThread(t, owner, account);
       const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
       const file = await t.gh.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
       expect(file).toMatchObject({ filename: '../../evil.sh', contentType: 'text/plain' });
@@ -209,7 +214,7 @@ describe('inbox API: replies', () => {
         message_id: '<q-2@customer.test>',
         headers: { 'In-Reply-To': inReplyTo },
       });
-      const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+      const thread = await newestThread(t, owner, account);
       await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
       expect(fake.sent.at(-1)!.body).toMatchObject({
         headers: {
@@ -228,7 +233,7 @@ describe('inbox API: replies', () => {
       message_id: '<\u00fc-id@customer.test>',
       headers: { References: '<ok-1@customer.test> <odd\u202e@customer.test> <a"b@customer.test>' },
     });
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
     const sent = fake.sent.at(-1)!.body as { subject: string; headers: Record<string, string> };
     expect(sent.headers['In-Reply-To']).toBeUndefined();
@@ -246,7 +251,7 @@ describe('inbox API: replies', () => {
       text: 'How?',
       headers: { References: '<older@customer.test>' },
     });
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     t.clock.advance(1000);
     const reply = await t.gh.inbox.reply(owner.id, thread!.id, {
       text: 'Like this.',
@@ -302,7 +307,7 @@ describe('inbox API: replies', () => {
       subject: 'Hi\r\nBcc: evil@x.test',
       headers: { 'Reply-To': 'Desk <desk@customer.test>' },
     });
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     await t.gh.inbox.reply(owner.id, thread!.id, { text: 'ok' });
     const sent = fake.sent.at(-1)!.body;
     expect(sent.to).toEqual(['desk@customer.test']);
@@ -312,7 +317,7 @@ describe('inbox API: replies', () => {
   it('answers 503 unavailable when the provider refuses, and stores nothing', async () => {
     const { t, owner, account } = await world({ provider: fake.config() });
     await arrive(t, { from: 'a@customer.test', subject: 'Down' });
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     fake.fail(/^\/emails$/, { status: 500, times: 1 });
     expect(await problem(t.gh.inbox.reply(owner.id, thread!.id, { text: 'x' }))).toBe('unavailable');
     expect((await t.gh.inbox.getThread(owner.id, thread!.id)).messages).toHaveLength(1);
@@ -325,7 +330,7 @@ describe('inbox API: replies', () => {
       'inbound',
       received({ from: 'ann@customer.test', subject: 'Mailer', message_id: '<m@c.test>' }),
     );
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const thread = await newestThread(t, owner, account);
     const reply = await t.gh.inbox.reply(owner.id, thread!.id, { text: 'via SMTP' });
     expect(mails).toEqual([
       expect.objectContaining({
