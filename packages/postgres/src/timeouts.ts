@@ -2,6 +2,8 @@ import type { Logger } from '@gatehouse/core';
 import type { PoolLike } from './db.js';
 
 const positive = (v: unknown): number | null => (typeof v === 'number' && v > 0 ? v : null);
+/** Pools already checked: several `postgresStores()` over one pool (schemas, tests) check once. */
+const checked = new WeakSet<object>();
 
 /** Warns once (`db_timeouts`) when the pool stops waiting for queries (`query_timeout`) while
  *  the server does not give up first (`statement_timeout` unset, or not below it). pg's
@@ -11,6 +13,8 @@ const positive = (v: unknown): number | null => (typeof v === 'number' && v > 0 
  *  pool opens another. The server's own setting counts too (set on the role or database), so
  *  without the pool option it is read once through the pool; a failed read says nothing. */
 export function checkStatementTimeout(pool: PoolLike, logger: Logger): void {
+  if (checked.has(pool)) return;
+  checked.add(pool);
   const options = (pool as { options?: Record<string, unknown> }).options;
   const queryMs = positive(options?.query_timeout);
   if (queryMs === null) return;

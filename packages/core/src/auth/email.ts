@@ -58,7 +58,12 @@ function hasCompatibilityForm(text: string): boolean {
  *    the one or honours `%` routing delivers such an address elsewhere, and a verification
  *    code sent there would verify a domain the signer does not own ("splitting the email atom"). */
 export function isMailboxAddress(canonical: string): boolean {
-  if (!EMAIL_PATTERN.test(canonical)) return false;
+  return EMAIL_PATTERN.test(canonical) && withinMailboxLimits(canonical);
+}
+
+/** The checks of `isMailboxAddress` beyond `EMAIL_PATTERN`, for an address that matched it
+ *  (the email field tests the pattern first: no second run of it per signup and login). */
+export function withinMailboxLimits(canonical: string): boolean {
   const at = canonical.lastIndexOf('@');
   const local = canonical.slice(0, at);
   if (Buffer.byteLength(local) > MAX_LOCAL_BYTES) return false;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../util/text.js';
-import { canonicalEmail, EMAIL_PATTERN, isMailboxAddress } from './email.js';
+import { canonicalEmail, EMAIL_PATTERN, withinMailboxLimits } from './email.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
 /** Email as typed, made canonical (trim, NFC, lower case), then validated. */
@@ -10,7 +10,9 @@ export const emailField = z
   .meta({ format: 'idn-email' })
   .overwrite(canonicalEmail)
   // `abort`: an address the pattern refuses is named once, not again by the refinement.
-  .pipe(z.email({ pattern: EMAIL_PATTERN, abort: true }).refine(isMailboxAddress, 'Invalid email address'));
+  .pipe(
+    z.email({ pattern: EMAIL_PATTERN, abort: true }).refine(withinMailboxLimits, 'Invalid email address'),
+  );
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits. */

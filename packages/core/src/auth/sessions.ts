@@ -8,6 +8,7 @@ import { randomToken, sha256 } from '../tokens/opaque.js';
 import { credentialsHold } from './credentials-hold.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
+import { tooMany } from './throttle.js';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -101,7 +102,7 @@ export function createSessionService(d: AuthDeps) {
     },
   };
 
-  /** Seconds until a refused rotation may succeed when the budget refused it, else null (reuse).
+  /** Milliseconds until a refused rotation may succeed when the budget refused it, else null (reuse).
    *  An unused token of a live family was refused for the budget alone (the window may have
    *  ended since: then a second). A used one was when the session's window is full and the token
    *  is a grace repeat (`refreshReuseGraceSeconds`): a second tab over the budget waits rather
@@ -115,11 +116,10 @@ export function createSessionService(d: AuthDeps) {
         : window === null
           ? 0
           : window.windowStart.getTime() + durationSeconds * 1000 - now.getTime();
-    const wait = Math.max(1, Math.ceil(endsIn / 1000));
-    if (found.usedAt === null) return wait;
+    if (found.usedAt === null) return endsIn;
     const full = window != null && endsIn > 0 && window.count >= points;
     const graceRepeat = now.getTime() - found.usedAt.getTime() <= config.refreshReuseGraceSeconds * 1000;
-    return full && graceRepeat && config.refreshReuseGraceSeconds > 0 ? wait : null;
+    return full && graceRepeat && config.refreshReuseGraceSeconds > 0 ? endsIn : null;
   }
 
   /** Rotate first: the live token's refresh is one store call. Only a refused rotation looks
@@ -162,8 +162,7 @@ export function createSessionService(d: AuthDeps) {
     // Refused for the session's rotation budget (a loop, not a person): the token stays good
     // for a later refresh. Logged once, as every 429 is (decision 0112).
     const wait = budgetWait(found, now);
-    if (wait !== null)
-      throw new GatehouseError('rate_limited', { retryAfter: wait, reason: 'refresh:session' });
+    if (wait !== null) throw tooMany('refresh:session', wait);
     // A live family whose token was already rotated: theft, or a lost race. The family ends.
     if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(

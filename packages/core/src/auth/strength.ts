@@ -19,24 +19,23 @@ function zxcvbn(): ZxcvbnFactory {
   return factory;
 }
 
+/** Character i of each `from` mapped to character i of its `to`. */
+const charMap = (pairs: Array<[string, string]>): Record<string, string> =>
+  Object.fromEntries(pairs.flatMap(([from, to]) => [...from].map((c, i) => [c, [...to][i]!])));
 /** Cyrillic and Greek letters that look like Latin ones, case kept (zxcvbn scores capitals):
  *  `pаsswоrd` with a Cyrillic а and о is `password` to anyone who reads it, and to a guesser. */
-const LOOKALIKE: Record<string, string> = Object.fromEntries(
-  [
-    ['аеорсухіјѕԁӏһԛԝ', 'aeopcyxijsdlhqw'],
-    ['АВЕКМНОРСТХУІЈЅ', 'ABEKMHOPCTXYIJS'],
-    ['αεικνορτυχ', 'aeikvoptux'],
-    ['ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ', 'ABEZHIKMNOPTYX'],
-  ].flatMap(([from, to]) => [...from!].map((c, i) => [c, to![i]!])),
-);
+const LOOKALIKE = charMap([
+  ['аеорсухіјѕԁӏһԛԝ', 'aeopcyxijsdlhqw'],
+  ['АВЕКМНОРСТХУІЈЅ', 'ABEKMHOPCTXYIJS'],
+  ['αεικνορτυχ', 'aeikvoptux'],
+  ['ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ', 'ABEZHIKMNOPTYX'],
+]);
 /** The Russian keyboard (ЙЦУКЕН) as the QWERTY keys under it, shifted or not: `пароль` is typed
  *  as `gfhjkm`, and leaked password lists hold both. */
-const QWERTY_OF_RUSSIAN: Record<string, string> = Object.fromEntries(
-  [
-    ['йцукенгшщзхъфывапролджэячсмитьбюё', "qwertyuiop[]asdfghjkl;'zxcvbnm,.`"],
-    ['ЙЦУКЕНГШЩЗХЪФЫВАПРОЛДЖЭЯЧСМИТЬБЮЁ', 'QWERTYUIOP{}ASDFGHJKL:"ZXCVBNM<>~'],
-  ].flatMap(([from, to]) => [...from!].map((c, i) => [c, to![i]!])),
-);
+const QWERTY_OF_RUSSIAN = charMap([
+  ['йцукенгшщзхъфывапролджэячсмитьбюё', "qwertyuiop[]asdfghjkl;'zxcvbnm,.`"],
+  ['ЙЦУКЕНГШЩЗХЪФЫВАПРОЛДЖЭЯЧСМИТЬБЮЁ', 'QWERTYUIOP{}ASDFGHJKL:"ZXCVBNM<>~'],
+]);
 const map = (s: string, table: Record<string, string>) => [...s].map((c) => table[c] ?? c).join('');
 
 /** The spellings of one password a guesser tries as one: as typed; NFKC (full-width and

@@ -51,7 +51,8 @@ class PortRateLimiter extends RateLimiterStoreAbstract {
   }
 }
 
-const tooMany = (bucket: ThrottleBucket, msBeforeNext: number) =>
+/** The 429 of a bucket over its limit. */
+export const tooMany = (bucket: ThrottleBucket, msBeforeNext: number) =>
   new GatehouseError('rate_limited', {
     retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
     reason: bucket,
@@ -71,6 +72,8 @@ export function createThrottle(opts: {
   for (const [bucket, { points, durationSeconds }] of Object.entries(opts.limits) as Array<
     [ThrottleBucket, ThrottleLimit]
   >) {
+    // Counted by the session store inside each rotation, never through the limiter.
+    if (bucket === 'refresh:session') continue;
     limiters.set(
       bucket,
       new PortRateLimiter(opts.port, opts.clock, { points, duration: durationSeconds, keyPrefix: bucket }),

@@ -10,3 +10,7 @@ export function bearerToken(authorization: HeaderValue): string {
   if (!m || m[1]!.length > 4096) throw new GatehouseError('invalid_token');
   return m[1]!;
 }
+
+/** `WWW-Authenticate` of a Bearer route's 401 (RFC 6750 3.1): the scheme alone when no token
+ *  was sent, the error named when one was. The OpenAPI document lists these two. */
+export const BEARER_CHALLENGES = { none: 'Bearer', invalid: 'Bearer error="invalid_token"' } as const;

@@ -3,7 +3,7 @@ import type { ZodType } from 'zod';
 import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { causeMessage, errorMessage } from '../util/error-message.js';
-import { bearerToken } from './bearer.js';
+import { BEARER_CHALLENGES, bearerToken } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { firstValue } from './header.js';
 import { errorToResponse, replyToResponse } from './respond.js';
@@ -150,7 +150,7 @@ function withoutContent(res: NeutralResponse | null): NeutralResponse | null {
 function challenge(res: NeutralResponse, headers: Record<string, HeaderValue>): NeutralResponse {
   if (res.status === 401)
     res.headers['www-authenticate'] =
-      headers.authorization === undefined ? 'Bearer' : 'Bearer error="invalid_token"';
+      headers.authorization === undefined ? BEARER_CHALLENGES.none : BEARER_CHALLENGES.invalid;
   return res;
 }
 

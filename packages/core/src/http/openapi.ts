@@ -1,6 +1,7 @@
 import { type ZodType, z } from 'zod';
 import pkg from '../../package.json' with { type: 'json' };
 import { type ErrorCode, errorStatus, errorTitle } from '../errors.js';
+import { BEARER_CHALLENGES } from './bearer.js';
 import type { RouteDef } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -57,7 +58,7 @@ const bearerChallenge = (required: boolean) => ({
   'WWW-Authenticate': {
     description: '`Bearer`, with `error="invalid_token"` when a token was sent',
     required,
-    schema: { type: 'string', enum: ['Bearer', 'Bearer error="invalid_token"'] },
+    schema: { type: 'string', enum: Object.values(BEARER_CHALLENGES) },
   },
 });
 

@@ -1,5 +1,6 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { canonicalEmail } from '../auth/email.js';
+import { UNSAFE_TEXT } from '../util/text.js';
 
 /** Longest address kept (RFC 5321 path limit). */
 const MAX_ADDRESS = 254;
@@ -11,11 +12,7 @@ const MAX_ADDRESSES = 100;
  *  50,000 deep, and following them would overflow the stack on every retry of the event. */
 const MAX_DEPTH = 8;
 
-/** Control characters (C0, DEL, C1: NEL is a line break to some readers), line and paragraph
- *  separators, and the bidi embeddings, overrides and isolates that make `Invoice\u202Egpj.exe`
- *  show as `Invoiceexe.jpg`. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
+const CONTROL = new RegExp(`[${UNSAFE_TEXT}]+`, 'gu');
 
 /** Removes CR, LF and other control characters: what remains cannot start a new mail header. */
 export function headerSafe(value: string, max = 998): string {

@@ -18,7 +18,7 @@ const permanent = (e: unknown) => e instanceof ProviderError && e.permanent;
  *  takes the mail's order; each retry starts a share of the list further on (a tenth with 10
  *  attempts), so attachments behind some that hang until the budget runs out, attempt after
  *  attempt, still get their turn before the event runs out of attempts. */
-export function downloadOrder(count: number, attempt: number, maxAttempts: number): number[] {
+function downloadOrder(count: number, attempt: number, maxAttempts: number): number[] {
   const start = count === 0 || attempt <= 1 ? 0 : ((attempt - 1) * Math.ceil(count / maxAttempts)) % count;
   return Array.from({ length: count }, (_, i) => (start + i) % count);
 }

@@ -39,16 +39,14 @@ export const MAX_PAGE_SIZE = 200;
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
-  const pageSize = o.pageSize ?? 50;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw new ConfigError(`inbox.pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
+  const pageSize = wholeOption('inbox.pageSize', o.pageSize, 50);
+  if (pageSize > MAX_PAGE_SIZE) throw new ConfigError(`inbox.pageSize must be at most ${MAX_PAGE_SIZE}`);
   return {
     windowMs: days * DAY,
-    maxAttachmentBytes: o.maxAttachmentBytes ?? 25 * 1024 * 1024,
+    maxAttachmentBytes: wholeOption('inbox.maxAttachmentBytes', o.maxAttachmentBytes, 25 * 1024 * 1024),
     pageSize,
     canCreateAccount: o.canCreateAccount ?? (() => true),
-    notificationLeaseMs: o.notificationLeaseMs ?? 5 * 60_000,
+    notificationLeaseMs: wholeOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
     attachmentBudgetMs: wholeOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
   };
 }

@@ -108,7 +108,8 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       }
       if (c) {
         c.points += points;
-        if (rankOf(c.points) > c.queue.rank) place(c);
+        // The queue it moves to is swept too: ended counters of every rank leave a few per write.
+        if (rankOf(c.points) > c.queue.rank) sweep(place(c), SWEEP_PER_WRITE, now.getTime());
         return out(c);
       }
       const t = now.getTime();

@@ -12,10 +12,12 @@ export function parseWellFormedJson(text: string): unknown {
   return SURROGATE_ESCAPE.test(text) ? JSON.parse(text, wellFormedStrings) : JSON.parse(text);
 }
 
-/** What a name shown to people never needs: control characters (C0, DEL, C1), line and
- *  paragraph separators, and the bidi embeddings, overrides and isolates that reorder what
- *  follows them (`Invoice\u202Egpj.exe` shows as `Invoiceexe.jpg`). */
-const NOT_IN_NAMES = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+/** Characters no text shown to people needs (a regular-expression class): control characters
+ *  (C0, DEL, C1: NEL is a line break to some readers), line and paragraph separators, and the
+ *  bidi embeddings, overrides and isolates that reorder what follows them
+ *  (`Invoice\u202Egpj.exe` shows as `Invoiceexe.jpg`). Names refuse them; header text loses them. */
+export const UNSAFE_TEXT = '\\p{Cc}\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
+const NOT_IN_NAMES = new RegExp(`[${UNSAFE_TEXT}]`, 'u');
 /** Something visible: not only white space, invisible (default-ignorable) characters and the
  *  blank Braille pattern. */
 const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}\u2800]/u;
