@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SessionAnswer, SessionIssuer } from '../context.js';
 import { GatehouseError } from '../errors.js';
 import type { Principal } from '../http/types.js';
-import type { RefreshTokenLookup, Session } from '../ports/session-store.js';
+import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
 import { randomToken, sha256 } from '../tokens/opaque.js';
 import { credentialsHold } from './credentials-hold.js';
@@ -102,26 +102,6 @@ export function createSessionService(d: AuthDeps) {
     },
   };
 
-  /** Milliseconds until a refused rotation may succeed when the budget refused it, else null (reuse).
-   *  An unused token of a live family was refused for the budget alone (the window may have
-   *  ended since: then a second). A used one was when the session's window is full and the token
-   *  is a grace repeat (`refreshReuseGraceSeconds`): a second tab over the budget waits rather
-   *  than ending the session. Without the store's window (`rotations` absent), the whole one. */
-  function budgetWait(found: RefreshTokenLookup, now: Date): number | null {
-    const { points, durationSeconds } = config.throttle['refresh:session'];
-    const window = found.rotations;
-    const endsIn =
-      window === undefined
-        ? durationSeconds * 1000
-        : window === null
-          ? 0
-          : window.windowStart.getTime() + durationSeconds * 1000 - now.getTime();
-    if (found.usedAt === null) return endsIn;
-    const full = window != null && endsIn > 0 && window.count >= points;
-    const graceRepeat = now.getTime() - found.usedAt.getTime() <= config.refreshReuseGraceSeconds * 1000;
-    return full && graceRepeat && config.refreshReuseGraceSeconds > 0 ? endsIn : null;
-  }
-
   /** Rotate first: the live token's refresh is one store call. Only a refused rotation looks
    *  the token up, to tell an unknown or ended one from a reused one. */
   async function refresh(token: string, meta: RequestMeta): Promise<SessionAnswer> {
@@ -133,6 +113,11 @@ export function createSessionService(d: AuthDeps) {
       graceSeconds: config.refreshReuseGraceSeconds,
       budget: { rotations: budget.points, windowSeconds: budget.durationSeconds },
     });
+    // Refused for the session's rotation budget (a loop, not a person): the token stays good
+    // for a later refresh, a grace repeat included. Logged once, as every 429 is (decision 0112).
+    if (rotated && 'refused' in rotated) {
+      throw tooMany('refresh:session', rotated.retryAt.getTime() - now.getTime());
+    }
     if (rotated) {
       logAuthEvent(
         ctx.logger,
@@ -159,10 +144,6 @@ export function createSessionService(d: AuthDeps) {
       throw new GatehouseError('invalid_token');
     }
     const s = found.session;
-    // Refused for the session's rotation budget (a loop, not a person): the token stays good
-    // for a later refresh. Logged once, as every 429 is (decision 0112).
-    const wait = budgetWait(found, now);
-    if (wait !== null) throw tooMany('refresh:session', wait);
     // A live family whose token was already rotated: theft, or a lost race. The family ends.
     if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(

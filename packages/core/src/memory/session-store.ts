@@ -118,12 +118,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
       const row = tokens.get(hash);
       const s = row && sessions.get(row.sessionId);
       if (!row || !s) return null;
-      const window = rotations.get(s.id);
-      return {
-        session: copy(s),
-        usedAt: row.usedAt === null ? null : new Date(row.usedAt),
-        rotations: window ? { windowStart: new Date(window.start), count: window.count } : null,
-      };
+      return { session: copy(s), usedAt: row.usedAt === null ? null : new Date(row.usedAt) };
     },
 
     async rotate(hash, next, now, opts = {}) {
@@ -131,15 +126,16 @@ export function memorySessionStore(clock: Clock): SessionStore {
       const row = tokens.get(hash);
       const s = row && sessions.get(row.sessionId);
       if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
-      const window = rotations.get(s.id);
-      const windowOver = !window || !opts.budget || t - window.start >= opts.budget.windowSeconds * 1000;
-      if (!windowOver && window.count >= opts.budget!.rotations) return null;
       if (row.usedAt !== null) {
         const graceMs = (opts.graceSeconds ?? 0) * 1000;
         if (graceMs <= 0 || t - row.usedAt > graceMs || hasUsedChild(s.id, hash)) return null;
-      } else {
-        row.usedAt = t;
       }
+      const window = rotations.get(s.id);
+      const windowOver = !window || !opts.budget || t - window.start >= opts.budget.windowSeconds * 1000;
+      if (!windowOver && window.count >= opts.budget!.rotations) {
+        return { refused: 'budget', retryAt: new Date(window.start + opts.budget!.windowSeconds * 1000) };
+      }
+      row.usedAt ??= t;
       addToken(s.id, next.hash, hash);
       rotations.set(
         s.id,

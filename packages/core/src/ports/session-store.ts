@@ -40,10 +40,13 @@ export interface RefreshTokenLookup {
   session: Session;
   /** When the token was rotated (used); null while it is the live one. */
   usedAt: Date | null;
-  /** The session's rotation budget window (see `rotate`): when it began and how many rotations
-   *  it holds; null before the first rotation. Optional: a store without it is taken as over
-   *  budget only for an unused token, with the whole window to wait. */
-  rotations?: { windowStart: Date; count: number } | null;
+}
+
+/** A rotation refused for the session's budget (see `rotate`): the token stays as it was. */
+export interface RotationRefused {
+  refused: 'budget';
+  /** When the session's window ends and a rotation may succeed again. */
+  retryAt: Date;
 }
 
 /** Ended sessions since a cursor: the feed that tells every instance which `sid`s to refuse. */
@@ -75,15 +78,16 @@ export interface SessionStore {
    *  since) may rotate again into a sibling (two tabs refreshing at once). Otherwise
    *  `null` (unknown, already used, or session not live): on reuse the caller ends the family.
    *  With `budget`, a session rotates at most `rotations` times in a window of `windowSeconds`
-   *  (the first rotation after a window ended starts the next): over it, `null` and the token
-   *  stays unused, which the caller tells apart from reuse (every rotation stores a token row
-   *  for the session's life, so an unbounded loop would grow the store without end). */
+   *  (the first rotation after a window ended starts the next): a token that would rotate
+   *  (the live one, or a grace repeat) gets `RotationRefused` over it and stays as it was, so
+   *  the caller answers "later" instead of taking it for reuse (every rotation stores a token
+   *  row for the session's life, so an unbounded loop would grow the store without end). */
   rotate(
     hash: string,
     next: NewRefreshToken,
     now: Date,
     opts?: { graceSeconds?: number; budget?: RotationBudget },
-  ): Promise<Session | null>;
+  ): Promise<Session | RotationRefused | null>;
   /** Ends one session. True when it was live and is now ended; false when absent or already ended. */
   revoke(id: string, now: Date, reason: string): Promise<boolean>;
   /** Ends every live session of the user except `exceptSid`; returns the ended ids. */

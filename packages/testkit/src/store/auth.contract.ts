@@ -236,7 +236,7 @@ export function authStoreContract(setup: StoreSetup): void {
           await stores.sessions.create(s, { hash: t, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 }),
         ).toEqual([]);
         expect(await stores.sessions.findById(s.id)).toEqual(s);
-        expect(await stores.sessions.findByToken(t)).toEqual({ session: s, usedAt: null, rotations: null });
+        expect(await stores.sessions.findByToken(t)).toEqual({ session: s, usedAt: null });
         expect(await stores.sessions.findByToken(hash())).toBeNull();
         expect(await stores.sessions.findById(id())).toBeNull();
       });
@@ -286,7 +286,7 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.sessions.rotate(hash(), next(), clock.now())).toBeNull();
       });
 
-      it('rotate keeps a budget per session and window: over it null, the token still unused', async () => {
+      it('rotate keeps a budget per session and window: over it refused until the window ends, the token unused', async () => {
         const { stores, clock } = await setup();
         const s = newSession(clock.now());
         const other = newSession(clock.now());
@@ -299,29 +299,35 @@ export function authStoreContract(setup: StoreSetup): void {
           { maxPerUser: 50 },
         );
         const budget = { rotations: 3, windowSeconds: 60 };
+        const windowStart = clock.now();
+        const first = live;
         const rotate = async (from: string) => {
           const n = { hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) };
-          return (await stores.sessions.rotate(from, n, clock.now(), { budget })) ? n.hash : null;
+          const r = await stores.sessions.rotate(from, n, clock.now(), { budget });
+          return r && !('refused' in r) ? n.hash : r;
         };
         for (let i = 0; i < 3; i++) {
-          live = (await rotate(live))!;
+          live = (await rotate(live)) as string;
           expect(live).toEqual(expect.any(String));
           clock.advance(10_000);
         }
-        expect(await rotate(live)).toBeNull();
+        // The window began at the first rotation.
+        expect(await rotate(live)).toEqual({ refused: 'budget', retryAt: at(windowStart, 60_000) });
         expect(await stores.sessions.findByToken(live)).toMatchObject({
           session: { id: s.id },
           usedAt: null,
-          rotations: { windowStart: at(clock.now(), -30_000), count: 3 },
         });
+        // A rotated token is refused as before (null: the caller takes it for reuse), budget or not.
+        expect(await rotate(first)).toBeNull();
+        expect(await rotate(hash())).toBeNull();
         // Another session has a budget of its own.
-        otherLive = (await rotate(otherLive))!;
+        otherLive = (await rotate(otherLive)) as string;
         expect(otherLive).toEqual(expect.any(String));
-        // The window began at the first rotation: past 60 s after it, the next starts a new window.
+        // Past 60 s after the window began, the next rotation starts a new window.
         clock.advance(31_000);
-        live = (await rotate(live))!;
+        live = (await rotate(live)) as string;
         expect(live).toEqual(expect.any(String));
-        expect(await rotate(live)).not.toBeNull();
+        expect(await rotate(live)).toEqual(expect.any(String));
         // A budget past any counter's range is no limit (not an error).
         const huge = { rotations: 2 ** 40, windowSeconds: 2 ** 40 };
         expect(
@@ -332,6 +338,27 @@ export function authStoreContract(setup: StoreSetup): void {
             { budget: huge },
           ),
         ).not.toBeNull();
+      });
+
+      it('over the budget a grace repeat is refused for the budget too; an older token is still null', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const opts = { graceSeconds: 30, budget: { rotations: 2, windowSeconds: 60 } };
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY) });
+        const t1 = next();
+        const t2 = next();
+        expect(await stores.sessions.rotate(t0, t1, clock.now(), opts)).toMatchObject({ id: s.id });
+        clock.advance(5000);
+        expect(await stores.sessions.rotate(t1.hash, t2, clock.now(), opts)).toMatchObject({ id: s.id });
+        // t1 is the just-rotated token (a second tab): refused for the budget, not taken for reuse.
+        const refused = { refused: 'budget', retryAt: at(clock.now(), 55_000) };
+        expect(await stores.sessions.rotate(t1.hash, next(), clock.now(), opts)).toEqual(refused);
+        expect(await stores.sessions.rotate(t2.hash, next(), clock.now(), opts)).toEqual(refused);
+        // t0 is no grace repeat (t1, rotated out of it, was used): null, budget or not.
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), opts)).toBeNull();
+        expect(await stores.sessions.findByToken(t2.hash)).toMatchObject({ usedAt: null });
       });
 
       it('rotate lets exactly one of many concurrent callers with one token win', async () => {
@@ -443,8 +470,8 @@ export function authStoreContract(setup: StoreSetup): void {
             { hash: next, idleExpiresAt: at(clock.now(), DAY) },
             clock.now(),
           );
-          expect(r).not.toBeNull();
-          expect(r!.idleExpiresAt.getTime()).toBeLessThanOrEqual(s.expiresAt.getTime());
+          expect(r).toMatchObject({ id: s.id });
+          expect((r as Session).idleExpiresAt.getTime()).toBeLessThanOrEqual(s.expiresAt.getTime());
           token = next;
         }
         clock.set(s.expiresAt);
