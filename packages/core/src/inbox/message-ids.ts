@@ -81,6 +81,35 @@ export function parseIdList(value: unknown): string[] {
   return ids.length <= MAX_IDS ? ids : [ids[0]!, ...ids.slice(ids.length - (MAX_IDS - 1))];
 }
 
+/** A message id a header Gatehouse sends can carry as it is: printable ASCII, without the
+ *  quotes, backslashes and parentheses that would turn the rest of the header into a quoted
+ *  string or a comment (`<`, `>` never get this far), and `<id>` within one header line. */
+const SENDABLE_ID = /^[\x21\x23-\x27\x2a-\x5b\x5d-\x7e]+$/;
+
+export const isSendableId = (id: string | null): id is string =>
+  id !== null && id.length <= MAX_ID - 2 && SENDABLE_ID.test(id);
+
+/** Most ids a reply's `References` names. */
+const MAX_REFERENCES = 20;
+
+/** A `References` value of whole sendable ids, at most 20 and 998 characters (one header line):
+ *  the first (the thread's root) and as many of the newest as fit, as RFC 5322 3.6.4 asks of a
+ *  shortened list. Empty when there is nothing to cite. */
+export function referencesValue(ids: string[]): string {
+  const all = [...new Set(ids.filter(isSendableId))].map((id) => `<${id}>`);
+  const [root, ...rest] = all.length <= MAX_REFERENCES ? all : [all[0]!, ...all.slice(1 - MAX_REFERENCES)];
+  if (root === undefined) return '';
+  const newest: string[] = [];
+  let length = root.length;
+  for (let i = rest.length - 1; i >= 0 && length + 1 + rest[i]!.length <= MAX_ID; i--) {
+    length += 1 + rest[i]!.length;
+    newest.unshift(rest[i]!);
+  }
+  // The newest id alone when it and the root do not fit together: it names the parent.
+  if (rest.length > 0 && newest.length === 0) return rest.at(-1)!;
+  return [root, ...newest].join(' ');
+}
+
 /** Matching keys of message ids: each id whole and by local part (before the last `@`),
  *  lower case. Two ids match when their key sets meet. Every local part counts, short ones too
  *  (CONTRACT.md 4.4 sets no minimum): a provider's short id must still meet the Message-ID that

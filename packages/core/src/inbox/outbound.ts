@@ -7,7 +7,7 @@ import type { InboxThread } from '../ports/inbox-thread-store.js';
 import { errorMessage } from '../util/error-message.js';
 import { headerSafe, outgoingHeaderText, parseAddresses } from './addresses.js';
 import { applyPendingEvents } from './delivery-consumer.js';
-import { bareId, parseIdList, threadKeys } from './message-ids.js';
+import { bareId, isSendableId, parseIdList, referencesValue, threadKeys } from './message-ids.js';
 import { MAX_SUBJECT, normalizeSubject } from './subject.js';
 
 /** A message the host sent itself (`gh.inbox.recordOutbound`), so replies thread onto it and
@@ -106,11 +106,6 @@ export async function storeOutbound(
   return (await ctx.stores.inboxMessages.findById(stored.message.id)) ?? stored.message;
 }
 
-/** A message id as RFC 5322 headers carry it: printable ASCII, without the quotes, backslashes
- *  and parentheses that would turn the rest of the header into a quoted string or a comment
- *  (`<`, `>` never get this far). */
-const SENDABLE_ID = /^[\x21\x23-\x27\x2a-\x5b\x5d-\x7e]+$/;
-
 /** `Name <address>` with the name quoted and free of CR/LF. */
 function mailbox(name: string, address: string): string {
   const n = outgoingHeaderText(name, 200).replace(/["\\]/g, '');
@@ -151,19 +146,20 @@ export async function sendReply(
   // headers to the newest message that has one, so the reply still threads for the recipient.
   // Only ids a mail header can carry as they are: an inbound id with 8-bit or odd characters
   // (`<ü-id@x>`, a direction override) is kept for threading here but never sent on.
-  const sendable = (id: string | null): id is string => id !== null && SENDABLE_ID.test(id);
-  const cited = sendable(parent.messageId)
+  const cited = isSendableId(parent.messageId)
     ? parent
-    : (messages.findLast((m) => sendable(m.messageId)) ?? parent);
+    : (messages.findLast((m) => isSendableId(m.messageId)) ?? parent);
   const ancestryOf = (m: InboxMessage) =>
-    (m.references.length > 0 ? m.references : m.inReplyTo.length === 1 ? m.inReplyTo : []).filter(sendable);
+    (m.references.length > 0 ? m.references : m.inReplyTo.length === 1 ? m.inReplyTo : []).filter(
+      isSendableId,
+    );
   const ancestry = ancestryOf(parent).length > 0 ? ancestryOf(parent) : ancestryOf(cited);
-  const citedId = sendable(cited.messageId) ? cited.messageId : null;
-  const references = [...new Set([...ancestry, ...(citedId ? [citedId] : [])])].slice(-20);
+  const citedId = isSendableId(cited.messageId) ? cited.messageId : null;
+  // Every value below is whole ids of printable ASCII: nothing to strip, nothing cut in two.
   const headers: Record<string, string> = { 'Message-ID': `<${messageId}>` };
   if (citedId) headers['In-Reply-To'] = `<${citedId}>`;
-  if (references.length) headers.References = references.map((r) => `<${r}>`).join(' ');
-  for (const k of Object.keys(headers)) headers[k] = headerSafe(headers[k]!);
+  const references = referencesValue([...ancestry, ...(citedId ? [citedId] : [])]);
+  if (references) headers.References = references;
   const from = mailbox(account.name, account.address);
 
   let providerMessageId: string;

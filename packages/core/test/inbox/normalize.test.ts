@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalEmail as canonicalAddress } from '../../src/auth/email.js';
 import { headerSafe, parseAddresses, stripTag } from '../../src/inbox/addresses.js';
-import { bareId, parseIdList, threadKeys } from '../../src/inbox/message-ids.js';
+import {
+  bareId,
+  isSendableId,
+  parseIdList,
+  referencesValue,
+  threadKeys,
+} from '../../src/inbox/message-ids.js';
 import { normalizeSubject } from '../../src/inbox/subject.js';
 
 describe('subject normalization', () => {
@@ -123,6 +129,34 @@ describe('message ids', () => {
   it('caps how many ids one header yields', () => {
     const many = Array.from({ length: 500 }, (_, i) => `<id${i}@x>`).join(' ');
     expect(parseIdList(many)).toHaveLength(50);
+  });
+
+  it('sends on only ids a header carries as they are, <id> within one line', () => {
+    expect(isSendableId('a.b+c@x.test')).toBe(true);
+    for (const id of ['\u00fc@x', 'a"b@x', 'a\\b@x', 'a(b)@x', 'a b@x', 'odd\u202e@x', null]) {
+      expect(isSendableId(id)).toBe(false);
+    }
+    expect(isSendableId(`${'a'.repeat(994)}@x`)).toBe(true);
+    expect(isSendableId(`${'a'.repeat(995)}@x`)).toBe(false);
+  });
+
+  it('References: whole ids, the root and the newest that fit in 20 and 998 characters', () => {
+    expect(referencesValue([])).toBe('');
+    expect(referencesValue(['a@x', 'b"@x', 'b@x', 'a@x'])).toBe('<a@x> <b@x>');
+    const ids = Array.from({ length: 30 }, (_, i) => `id${i}@x`);
+    const twenty = referencesValue(ids).split(' ');
+    expect(twenty).toHaveLength(20);
+    expect(twenty[0]).toBe('<id0@x>');
+    expect(twenty.at(-1)).toBe('<id29@x>');
+    expect(twenty[1]).toBe('<id11@x>');
+    // Long ids: never one cut in two, the value within one header line.
+    const long = Array.from({ length: 5 }, (_, i) => `${String(i).repeat(300)}@x`);
+    const value = referencesValue(long);
+    expect(value.length).toBeLessThanOrEqual(998);
+    expect(value.split(' ').map((v) => v.slice(1, -1))).toEqual([long[0], long[3], long[4]]);
+    // A root and a parent too long together: the parent alone, it names what is answered.
+    const huge = [`${'r'.repeat(900)}@x`, `${'p'.repeat(900)}@x`];
+    expect(referencesValue(huge)).toBe(`<${huge[1]}>`);
   });
 });
 
