@@ -8,6 +8,7 @@ import type {
   ReceivedEmail,
 } from '../ports/mail-provider.js';
 import { parseWellFormedJson } from '../util/text.js';
+import { wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
 
@@ -147,9 +148,9 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
   }
   if (!config.token) throw new ConfigError('provider.token is required');
   const root = base.href.replace(/\/+$/, '');
-  const timeoutMs = config.timeoutMs ?? 10_000;
-  const maxResponse = config.maxResponseBytes ?? 10 * MiB;
-  const maxAttachment = config.maxAttachmentBytes ?? 25 * MiB;
+  const timeoutMs = wholeOption('provider.timeoutMs', config.timeoutMs, 10_000);
+  const maxResponse = wholeOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
+  const maxAttachment = wholeOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
 
   async function call(
     url: URL,

@@ -161,6 +161,17 @@ describe('provider client', () => {
   it('refuses configuration without a URL', () => {
     expect(() => resendProvider({ apiUrl: 'not a url', token: 't' })).toThrow('provider.apiUrl');
   });
+
+  it.each([
+    ['timeoutMs', 0],
+    ['timeoutMs', 1.5],
+    ['maxResponseBytes', -1],
+    ['maxAttachmentBytes', Number.NaN],
+  ])('refuses %s of %s: a ConfigError naming it, not a client that never waits or reads', (name, value) => {
+    expect(() => resendProvider({ apiUrl: 'https://api.example.test', token: 't', [name]: value })).toThrow(
+      new RegExp(`provider\\.${name} must be an integer`),
+    );
+  });
 });
 
 describe('provider option', () => {
