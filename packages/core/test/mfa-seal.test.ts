@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { recordingLogger } from '@gatehouse/testkit';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.js';
 import { createSealer } from '../src/mfa/seal.js';
-import type { Logger } from '../src/ports/logger.js';
-
-function recordingLogger() {
-  const warnings: Array<Record<string, unknown>> = [];
-  const logger: Logger = { debug() {}, info() {}, error() {}, warn: (o) => warnings.push(o) };
-  return { logger, warnings };
-}
-const quiet = recordingLogger().logger;
+import { silentLogger as quiet } from '../src/ports/logger.js';
 
 describe('TOTP seed sealing (AES-256-GCM)', () => {
   it('opens what it sealed, with a fresh 96-bit IV every time and the key id kept', () => {
@@ -74,7 +68,7 @@ describe('TOTP seed sealing (AES-256-GCM)', () => {
     const sealed = sealer.seal(new Uint8Array([5]), 'u');
     expect(sealed.kid).toMatch(/^ephemeral-/);
     expect(Array.from(sealer.open(sealed, 'u'))).toEqual([5]);
-    expect(warnings).toEqual([expect.objectContaining({ reason: 'ephemeral_mfa_key' })]);
+    expect(warnings()).toEqual([expect.objectContaining({ reason: 'ephemeral_mfa_key' })]);
     expect(() => createSealer(undefined, logger).open(sealed, 'u')).toThrow(/unknown key/);
   });
 });

@@ -1,4 +1,4 @@
-import { createGatehouse, type Gatehouse, type Mail } from '@gatehouse/core';
+import { createGatehouse, type Gatehouse, type Mail, silentLogger } from '@gatehouse/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -31,7 +31,7 @@ describe.skipIf(!server)(
             audience: 'races',
             stores: postgresStores({ pool, schema: db.schema, listen: false }),
             mailer: { send: async (m) => void mails.push(m) },
-            logger: { debug() {}, info() {}, warn() {}, error() {} },
+            logger: silentLogger,
             // Every try is counted: keep the limits out of the way of the loops.
             throttle: {
               'login:email': { points: 100_000, durationSeconds: 900 },

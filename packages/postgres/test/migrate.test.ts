@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { recordingLogger } from '@gatehouse/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../src/migrate.js';
@@ -44,18 +45,6 @@ afterAll(async () => {
   for (const s of schemas) await db.pool.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
   await db?.close();
 });
-
-/** A logger that keeps its warnings. */
-function warningLogger() {
-  const warnings: unknown[] = [];
-  const logger = {
-    debug() {},
-    info() {},
-    error() {},
-    warn: (o: Record<string, unknown>) => warnings.push(o),
-  };
-  return { warnings, logger };
-}
 
 describe('migrate', () => {
   it('applies every shipped migration to a new schema, and nothing on the second run', async () => {
@@ -114,9 +103,9 @@ describe('migrate', () => {
     const dir = await tempMigrations({ '0001_a.sql': 'CREATE TABLE a (id int);' });
     await migrate(db.pool, { schema, dir });
     await writeFile(join(dir, '0001_a.sql'), 'CREATE TABLE a (id int, extra int);');
-    const { warnings, logger } = warningLogger();
+    const { warnings, logger } = recordingLogger();
     expect((await migrate(db.pool, { schema, dir, logger })).applied).toEqual([]);
-    expect(warnings).toEqual([
+    expect(warnings()).toEqual([
       expect.objectContaining({ event: 'migration_changed', migration: '0001_a.sql' }),
     ]);
   });
@@ -129,9 +118,9 @@ describe('migrate', () => {
     });
     await migrate(db.pool, { schema, dir: newer });
     const older = await tempMigrations({ '0001_a.sql': 'CREATE TABLE a (id int);' });
-    const { warnings, logger } = warningLogger();
+    const { warnings, logger } = recordingLogger();
     expect((await migrate(db.pool, { schema, dir: older, logger })).applied).toEqual([]);
-    expect(warnings).toEqual([
+    expect(warnings()).toEqual([
       expect.objectContaining({ event: 'migration_unknown', schema, migrations: ['0002_b.sql'] }),
     ]);
   });

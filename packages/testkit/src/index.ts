@@ -8,5 +8,6 @@ export * from './http/serve.js';
 export * from './http/soft-authenticator.js';
 export * from './http/webhook-signing.js';
 export * from './mail-catcher.js';
+export * from './recording-logger.js';
 export * from './store/contract.js';
 export * from './test-clock.js';

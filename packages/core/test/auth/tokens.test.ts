@@ -2,6 +2,7 @@ import { createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
+import { silentLogger } from '../../src/ports/logger.js';
 import { createKeyring } from '../../src/tokens/keyring.js';
 import { session, setup, user } from './setup.js';
 
@@ -127,7 +128,7 @@ describe('access tokens', () => {
       createKeyring({
         keys,
         issuer: 'https://gatehouse.test',
-        logger: { debug() {}, info() {}, warn() {}, error() {} },
+        logger: silentLogger,
         clock: { now: () => new Date() },
       });
     // Given kids at once; the same key twice (equal thumbprints) on first use.

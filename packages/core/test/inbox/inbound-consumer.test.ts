@@ -1,18 +1,10 @@
 import { readdirSync } from 'node:fs';
-import { type Logger, RetryLater } from '@gatehouse/core';
-import { FakeMailProvider } from '@gatehouse/testkit';
+import { RetryLater } from '@gatehouse/core';
+import { FakeMailProvider, recordingLogger } from '@gatehouse/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURES, fixture, received, resendFixture, setup } from './helpers.js';
 
 const DAY = 86_400_000;
-
-class RecordingLogger implements Logger {
-  readonly lines: Array<{ level: string; obj: Record<string, unknown>; msg?: string }> = [];
-  debug = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'debug', obj, msg });
-  info = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'info', obj, msg });
-  warn = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'warn', obj, msg });
-  error = (obj: Record<string, unknown>, msg?: string) => this.lines.push({ level: 'error', obj, msg });
-}
 
 async function withAccount(t: ReturnType<typeof setup>, address = 'support@acme.test') {
   const owner = await t.user();
@@ -83,16 +75,16 @@ describe('inbound consumer: accounts and de-duplication', () => {
   });
 
   it('finishes with no_account when no recipient belongs to an account, and says so in the log', async () => {
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({ logger });
     await withAccount(t);
     expect(await t.deliver('inbound', received({ to: ['nobody@acme.test'] }))).toEqual({
       outcome: 'no_account',
     });
     expect(t.notifier.sent).toHaveLength(0);
-    const line = logger.lines.find((l) => l.obj.event === 'inbox_mail_dropped');
+    const line = lines.find((l) => l.fields.event === 'inbox_mail_dropped');
     expect(line?.level).toBe('info');
-    expect(line?.obj).toMatchObject({ outcome: 'no_account', outboxEventId: expect.any(String) });
+    expect(line?.fields).toMatchObject({ outcome: 'no_account', outboxEventId: expect.any(String) });
   });
 
   it('matches to before cc, case-insensitively and without +tags; the first account wins', async () => {
@@ -257,7 +249,7 @@ describe('inbound consumer: body sources', () => {
     });
 
   it('stores the other attachments when one download fails with a 5xx, notifies, and retries for the missing one only', async () => {
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({ provider: fake.config(), logger });
     const { owner, account } = await withAccount(t);
     withTextFiles('p-att', [
@@ -268,8 +260,8 @@ describe('inbound consumer: body sources', () => {
     fake.fail(/attachments\/broken$/, { status: 500 });
     const payload = received({ email_id: 'p-att' });
     await expect(t.deliver('inbound', payload, { id: 'e-att' })).rejects.toThrow(/attachment/);
-    const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
-    expect(failed?.obj).toMatchObject({ outboxEventId: 'e-att', attachment: 1, retry: true });
+    const failed = lines.find((l) => l.fields.event === 'inbox_attachment_failed');
+    expect(failed?.fields).toMatchObject({ outboxEventId: 'e-att', attachment: 1, retry: true });
     // Readable and announced before the retry: only the attachment waits.
     expect(t.notifier.sent).toHaveLength(1);
 
@@ -296,7 +288,7 @@ describe('inbound consumer: body sources', () => {
   });
 
   it('leaves downloads to a retry once its attachment budget is spent, so a hanging provider cannot hold the worker', async () => {
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({
       provider: fake.config({ timeoutMs: 150 }),
       logger,
@@ -315,7 +307,7 @@ describe('inbound consumer: body sources', () => {
     );
     // Two downloads time out (150 ms each) before the budget is spent; the other 18 wait.
     expect(Date.now() - t0).toBeLessThan(1500);
-    expect(logger.lines.find((l) => l.obj.event === 'inbox_attachments_deferred')?.obj).toMatchObject({
+    expect(lines.find((l) => l.fields.event === 'inbox_attachments_deferred')?.fields).toMatchObject({
       outboxEventId: 'e-hang',
       deferred: 18,
     });
@@ -388,7 +380,7 @@ describe('inbound consumer: body sources', () => {
   });
 
   it('does not retry for an attachment that would fail the same way again (over the size cap)', async () => {
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({ provider: fake.config({ maxAttachmentBytes: 4 }), logger });
     const { owner, account } = await withAccount(t);
     withTextFiles('p-big', [
@@ -396,8 +388,8 @@ describe('inbound consumer: body sources', () => {
       ['small', 'b.txt', 'b'],
     ]);
     expect(await t.deliver('inbound', received({ email_id: 'p-big' }))).toEqual({ outcome: 'stored' });
-    const failed = logger.lines.find((l) => l.obj.event === 'inbox_attachment_failed');
-    expect(failed?.obj).toMatchObject({ attachment: 0, retry: false });
+    const failed = lines.find((l) => l.fields.event === 'inbox_attachment_failed');
+    expect(failed?.fields).toMatchObject({ attachment: 0, retry: false });
     const [thread] = await threadsOf(t, owner.id, account.id);
     const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['b.txt']);
@@ -445,7 +437,7 @@ describe('inbound consumer: body sources', () => {
   });
 
   it('stores the first 500 attachments of a mail and logs how many it left out', async () => {
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({ logger });
     const { owner, account } = await withAccount(t);
     const attachments = Array.from({ length: 503 }, (_, i) => ({
@@ -461,8 +453,8 @@ describe('inbound consumer: body sources', () => {
     const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments).toHaveLength(500);
     expect(messages[0]!.attachments.at(-1)!.filename).toBe('f499.txt');
-    const line = logger.lines.find((l) => l.obj.event === 'inbox_attachments_dropped');
-    expect(line).toMatchObject({ level: 'warn', obj: { outboxEventId: id, kept: 500, dropped: 3 } });
+    const line = lines.find((l) => l.fields.event === 'inbox_attachments_dropped');
+    expect(line).toMatchObject({ level: 'warn', fields: { outboxEventId: id, kept: 500, dropped: 3 } });
   });
 });
 
@@ -780,7 +772,7 @@ describe('inbound consumer: notifications', () => {
     // Each delivery claims some members' notices before the other gets to them; each then
     // waits for the other's sends instead of failing for the outbox to retry.
     const sent: string[] = [];
-    const logger = new RecordingLogger();
+    const { logger, lines } = recordingLogger();
     const t = setup({
       logger,
       notifier: {
@@ -804,8 +796,8 @@ describe('inbound consumer: notifications', () => {
     ]);
     expect(outcomes.map((o) => o?.outcome).sort()).toEqual(['resumed', 'stored']);
     // The log says which delivery stored the message and which only finished it.
-    const finished = logger.lines.filter((l) => l.obj.event === 'inbox_message_stored');
-    expect(finished.map((l) => l.obj.outcome).sort()).toEqual(['resumed', 'stored']);
+    const finished = lines.filter((l) => l.fields.event === 'inbox_message_stored');
+    expect(finished.map((l) => l.fields.outcome).sort()).toEqual(['resumed', 'stored']);
     expect(sent.sort()).toEqual([owner.id, ...members].sort());
     expect(await t.deliver('inbound', payload, { id: 'c' })).toEqual({ outcome: 'duplicate' });
   });

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { ProviderError, resendProvider } from '@gatehouse/core';
-import { FakeMailProvider, listen } from '@gatehouse/testkit';
+import { FakeMailProvider, listen, recordingLogger } from '@gatehouse/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let fake: FakeMailProvider;
@@ -177,20 +177,13 @@ describe('provider client', () => {
 describe('provider option', () => {
   it('warns once at start-up when an API URL comes without its token (no provider then)', async () => {
     const { createGatehouse } = await import('@gatehouse/core');
-    const warnings: Array<Record<string, unknown>> = [];
-    const quiet = () => {};
-    const logger = {
-      debug: quiet,
-      info: quiet,
-      error: quiet,
-      warn: (f: Record<string, unknown>) => warnings.push(f),
-    };
+    const { logger, warnings } = recordingLogger();
     const base = { issuer: 'https://gatehouse.test', audience: 'test', logger };
+    const without = () => warnings().filter((w) => w.reason === 'provider_without_token');
     createGatehouse({ ...base, provider: { apiUrl: 'https://api.provider.test' } });
-    expect(warnings.filter((w) => w.reason === 'provider_without_token')).toHaveLength(1);
-    warnings.length = 0;
+    expect(without()).toHaveLength(1);
     createGatehouse({ ...base, provider: { ...fake.config() } });
     createGatehouse(base);
-    expect(warnings.filter((w) => w.reason === 'provider_without_token')).toHaveLength(0);
+    expect(without()).toHaveLength(1);
   });
 });

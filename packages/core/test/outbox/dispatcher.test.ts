@@ -1,7 +1,7 @@
-import type { DeliveredEvent, GatehouseContext, Logger, OutboxOptions, Stores } from '@gatehouse/core';
+import type { DeliveredEvent, GatehouseContext, OutboxOptions, Stores } from '@gatehouse/core';
 import { ConfigError, createGatehouse, RetryLater, StoreError } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+import { type LogLine, recordingLogger, TestClock } from '@gatehouse/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay } from '../../src/outbox/backoff.js';
 import { createOutbox, type Outbox } from '../../src/outbox/index.js';
@@ -14,7 +14,7 @@ interface Env {
   outbox: Outbox;
   clock: TestClock;
   stores: Stores;
-  logs: Array<{ level: string; fields: Record<string, unknown> }>;
+  logs: LogLine[];
 }
 
 const started: Outbox[] = [];
@@ -25,13 +25,7 @@ afterEach(async () => {
 function setup(options: OutboxOptions = {}): Env {
   const clock = new TestClock();
   const stores = memoryStores({ clock });
-  const logs: Env['logs'] = [];
-  const log =
-    (level: string) =>
-    (fields: Record<string, unknown>): void => {
-      logs.push({ level, fields });
-    };
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const { logger, lines: logs } = recordingLogger();
   const ctx = { options: { issuer: 'i', audience: 'a', outbox: options }, stores, clock, logger };
   const outbox = createOutbox(ctx as unknown as GatehouseContext);
   started.push(outbox);

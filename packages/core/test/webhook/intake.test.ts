@@ -1,7 +1,7 @@
-import type { Logger, NeutralRequest, Stores } from '@gatehouse/core';
+import type { NeutralRequest, Stores } from '@gatehouse/core';
 import { createGatehouse, StoreError } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
-import { standardWebhookHeaders, TEST_WEBHOOK_SECRET, TestClock } from '@gatehouse/testkit';
+import { recordingLogger, standardWebhookHeaders, TEST_WEBHOOK_SECRET, TestClock } from '@gatehouse/testkit';
 import { describe, expect, it } from 'vitest';
 
 const BODY = '{"type":"email.received","data":{"to":["inbox@example.test"],"text":"SECRET-BODY-MARKER"}}';
@@ -10,11 +10,7 @@ type SecretSource = () => string | undefined | PromiseLike<string | undefined>;
 
 function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
   const clock = new TestClock();
-  const logs: unknown[] = [];
-  const log = (level: string) => (fields: Record<string, unknown>, msg?: string) => {
-    logs.push({ level, fields, msg });
-  };
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  const { logger, lines: logs } = recordingLogger();
   let reads = 0;
   const secret = opts.secret ?? (() => TEST_WEBHOOK_SECRET);
   const gh = createGatehouse({
