@@ -27,20 +27,19 @@ function downloadOrder(count: number, attempt: number, maxAttempts: number): num
  *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped.
  *  Returns how many could not be downloaded for now (provider 5xx, network, any failure but a
  *  permanent one): the caller has the event retried for them (CONTRACT.md 4.4, as the message
- *  fetch is). A failed store through the file port is not retried. Once `budgetMs` has passed,
- *  or the dispatcher stops (`signal`), the downloads not yet started are left to that retry
- *  too, so each delivery makes progress within its lease; a stop also cuts short the download
- *  in progress. */
+ *  fetch is). A failed store through the file port is not retried. Once `deadline` (wall-clock
+ *  ms) has passed, or the dispatcher stops (`signal`), the downloads not yet started are left to
+ *  that retry too, so each delivery makes progress within its lease; a stop also cuts short the
+ *  download in progress. */
 export async function storeAttachments(
   ctx: GatehouseContext,
-  limits: { maxBytes: number; budgetMs: number; signal?: AbortSignal; attempt: number; maxAttempts: number },
+  limits: { maxBytes: number; deadline: number; signal?: AbortSignal; attempt: number; maxAttempts: number },
   message: InboxMessage,
   sources: AttachmentSource[],
   outboxEventId: string,
 ): Promise<{ pending: number }> {
-  const { maxBytes, signal } = limits;
-  // Wall time, not the injected clock: the budget is about how long a worker is held.
-  const deadline = Date.now() + limits.budgetMs;
+  // Wall time, not the injected clock: the deadline is about how long a worker is held.
+  const { maxBytes, signal, deadline } = limits;
   let pending = 0;
   let deferred = 0;
   for (const index of downloadOrder(sources.length, limits.attempt, limits.maxAttempts)) {

@@ -146,7 +146,7 @@ async function storeInbound(
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
 export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
-  const { maxAttempts } = resolveOutboxOptions(ctx.options.outbox);
+  const outboxAttempts = resolveOutboxOptions(ctx.options.outbox).maxAttempts;
   /** A mail that will never be stored: said once in the log, so an operator can tell why an
    *  expected message is missing (the outcome alone sits on the outbox event). */
   const dropped = (
@@ -160,6 +160,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     return { outcome };
   };
   return async (event: DeliveredEvent) => {
+    const maxAttempts = event.maxAttempts ?? outboxAttempts;
     const body = parsePayload(event.payload);
     if (!body) return dropped(event, 'invalid_payload');
     const env = readEnvelope(body);
@@ -214,7 +215,12 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       ctx,
       {
         maxBytes: opts.maxAttachmentBytes,
-        budgetMs: opts.attachmentBudgetMs,
+        // At most half of what is left of the lease, so the notices after the downloads are
+        // sent before another worker may take the event.
+        deadline: Math.min(
+          Date.now() + opts.attachmentBudgetMs,
+          event.leaseEndsAt === undefined ? Number.POSITIVE_INFINITY : (Date.now() + event.leaseEndsAt) / 2,
+        ),
         signal: event.signal,
         attempt: event.attempt,
         maxAttempts,

@@ -176,7 +176,9 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
           name: e.name,
           payload: e.payload,
           attempt: e.attempts,
+          maxAttempts: o.maxAttempts,
           createdAt: e.createdAt,
+          leaseEndsAt: until,
           signal: halt.signal,
         });
       } catch (err) {

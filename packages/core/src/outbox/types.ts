@@ -6,7 +6,14 @@ export interface DeliveredEvent {
   payload: string;
   /** 1 on the first delivery. */
   attempt: number;
+  /** Attempts the queue makes in all (the dispatcher's `maxAttempts`). Absent, a consumer takes
+   *  the Gatehouse outbox's own; a host feeding the consumers from its own queue passes its. */
+  maxAttempts?: number;
   createdAt: Date;
+  /** When this delivery's lease runs out (wall-clock ms, as `Date.now()`): from then on the
+   *  event may be delivered again elsewhere, so long work should stop well before. Absent:
+   *  no lease (a consumer called by hand). */
+  leaseEndsAt?: number;
   /** Aborted when the dispatcher's `stop()` is called: a consumer's own waits give up then
    *  and leave the event to a retry, so `stop()` waits for work, not for pauses. Absent when a
    *  test or script calls the consumer by hand. */

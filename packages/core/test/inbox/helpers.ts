@@ -69,14 +69,23 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
   const deliver = (
     consumer: 'inbound' | 'delivery',
     payload: unknown,
-    opts: { id?: string; attempt?: number; createdAt?: Date; signal?: AbortSignal } = {},
+    opts: {
+      id?: string;
+      attempt?: number;
+      maxAttempts?: number;
+      createdAt?: Date;
+      leaseEndsAt?: number;
+      signal?: AbortSignal;
+    } = {},
   ) =>
     gh.inbox.consumers[consumer]({
       id: opts.id ?? `evt-${++n}-${randomUUID()}`,
       name: consumer,
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
       attempt: opts.attempt ?? 1,
+      maxAttempts: opts.maxAttempts,
       createdAt: opts.createdAt ?? clock.now(),
+      leaseEndsAt: opts.leaseEndsAt,
       signal: opts.signal,
     });
 

@@ -320,6 +320,26 @@ describe('inbound consumer: body sources', () => {
     expect(messages[0]!.attachments).toHaveLength(20);
   });
 
+  it('spends at most half of what is left of the lease on downloads, whatever the budget', async () => {
+    const { logger, lines } = recordingLogger();
+    const t = setup({ provider: fake.config({ timeoutMs: 150 }), logger });
+    await withAccount(t);
+    withTextFiles(
+      'p-lease',
+      Array.from({ length: 20 }, (_, i): [string, string, string] => [`hang-${i}`, `f${i}.txt`, `${i}`]),
+    );
+    fake.fail(/attachments\/hang-\d+$/, { delayMs: 1000 });
+    const t0 = Date.now();
+    // The default budget (2 min) would try all 20 (3 s); a lease ending in 600 ms leaves 300.
+    await expect(
+      t.deliver('inbound', received({ email_id: 'p-lease' }), { id: 'e-lease', leaseEndsAt: t0 + 600 }),
+    ).rejects.toThrow('20 attachment download(s) failed or deferred');
+    expect(Date.now() - t0).toBeLessThan(1500);
+    const deferred = lines.find((l) => l.fields.event === 'inbox_attachments_deferred')?.fields;
+    expect(deferred?.deferred).toBeGreaterThanOrEqual(16);
+    expect(t.notifier.sent).toHaveLength(1);
+  });
+
   it('starts each retry further down the list, so attachments behind ones that always hang are stored', async () => {
     const t = setup({
       provider: fake.config({ timeoutMs: 150 }),

@@ -49,6 +49,7 @@ describe('outbox dispatcher', () => {
       seen.push(e);
     });
     const id = await outbox.publish({ name: NAME, payload: '{"a":1}' });
+    const before = Date.now();
     expect(await outbox.drain()).toBe(1);
     expect(seen).toEqual([
       {
@@ -56,10 +57,15 @@ describe('outbox dispatcher', () => {
         name: NAME,
         payload: '{"a":1}',
         attempt: 1,
+        maxAttempts: 10,
         createdAt: clock.now(),
+        leaseEndsAt: expect.any(Number),
         signal: expect.any(AbortSignal),
       },
     ]);
+    // The lease's wall-clock end: the default visibility timeout (5 min) from the claim.
+    expect(seen[0]!.leaseEndsAt! - before).toBeGreaterThanOrEqual(5 * 60 * SECOND);
+    expect(seen[0]!.leaseEndsAt! - Date.now()).toBeLessThanOrEqual(5 * 60 * SECOND);
     expect(seen[0]!.signal!.aborted).toBe(false);
     expect(await outbox.get(id)).toMatchObject({ status: 'done', outcome: null });
     expect(await outbox.drain()).toBe(0);
