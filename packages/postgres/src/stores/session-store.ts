@@ -37,14 +37,17 @@ const DAY_MS = 24 * 3600 * 1000;
 
 const MAX_INT = 2 ** 31 - 1;
 
-/** The session's rotation window has ended (or never began): the next rotation starts one. */
-const WINDOW_OVER = `(s.rotation_window_start IS NULL OR s.rotation_window_start <= $3::timestamptz - $7::int * interval '1 second')`;
+/** Session `s`'s rotation window has ended (or never began) at `now`: the next rotation starts
+ *  one. Arguments are parameter references (`$3`). */
+const windowOver = (now: string, windowSeconds: string) =>
+  `(s.rotation_window_start IS NULL OR s.rotation_window_start <= ${now}::timestamptz - ${windowSeconds}::int * interval '1 second')`;
 
-/** Token `r` of table `rt` may rotate at $3: unused, or the just-rotated one within the grace
- *  of $5 seconds (none of the tokens rotated out of it used since). */
-const rotatable = (rt: string) =>
-  `(r.used_at IS NULL OR ($5::int > 0 AND r.used_at >= $3::timestamptz - $5::int * interval '1 second'
-    AND NOT EXISTS (SELECT 1 FROM ${rt} o WHERE o.session_id = r.session_id AND o.parent = r.hash AND o.used_at IS NOT NULL)))`;
+/** Token `r` (of table `rt`, in live session `s`) may rotate at `now`: unused, or the
+ *  just-rotated one within `grace` seconds (none of the tokens rotated out of it used since). */
+const rotatable = (rt: string, now: string, grace: string) =>
+  `(s.ended_at IS NULL AND s.expires_at > ${now} AND s.idle_expires_at > ${now}
+    AND (r.used_at IS NULL OR (${grace}::int > 0 AND r.used_at >= ${now}::timestamptz - ${grace}::int * interval '1 second'
+      AND NOT EXISTS (SELECT 1 FROM ${rt} o WHERE o.session_id = r.session_id AND o.parent = r.hash AND o.used_at IS NOT NULL))))`;
 
 /** `pg_snapshot` text: `xmin:xmax:xip1,xip2,...` (at most a few thousand running transactions). */
 const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20}(?:,\d{1,20})*)?)$/;
@@ -74,7 +77,6 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
   const RT = t('refresh_tokens');
   const LIVE = `ended_at IS NULL AND expires_at > $2 AND idle_expires_at > $2`;
   const END = `ended_at = $2, end_reason = $3, ended_xid = pg_current_xact_id()`;
-  const USABLE = rotatable(RT);
   let creates = 0;
 
   const sweep = async (now: Date) => {
@@ -152,45 +154,41 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
       // No budget: a window that never ends and a count that is never reached. Both fit the
       // integer columns and casts (a larger configured number means "no limit" all the same).
       const budget = opts.budget ?? { rotations: MAX_INT, windowSeconds: 0 };
+      const grace = Math.max(0, Math.floor(opts.graceSeconds ?? 0));
+      const rotations = Math.min(budget.rotations, MAX_INT);
+      const windowSeconds = Math.min(budget.windowSeconds, MAX_INT);
       try {
-        // `candidate` is the token when it may rotate, with the budget's verdict; `used` claims it
-        // (re-checking the token's own row under its lock, so of concurrent callers one wins).
+        const ended = windowOver('$3', '$7');
         const r = await db.query(
-          `WITH candidate AS (
-             SELECT r.hash, r.session_id,
-               NOT ${WINDOW_OVER} AND s.rotations_in_window >= $6::int AS over_budget,
-               s.rotation_window_start + $7::int * interval '1 second' AS retry_at
-             FROM ${RT} r JOIN ${S} s ON s.id = r.session_id
-             WHERE r.hash = $1 AND s.ended_at IS NULL AND s.expires_at > $3 AND s.idle_expires_at > $3
-               AND ${USABLE}
-           ), used AS (
+          `WITH used AS (
              UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3)
-             FROM candidate c WHERE r.hash = c.hash AND NOT c.over_budget AND ${USABLE}
+             FROM ${S} s
+             WHERE r.hash = $1 AND s.id = r.session_id AND ${rotatable(RT, '$3', '$5')}
+               AND (${ended} OR s.rotations_in_window < $6::int)
              RETURNING r.session_id
            ), successor AS (
              INSERT INTO ${RT} (hash, session_id, created_at, parent) SELECT $2, session_id, $3, $1 FROM used
              RETURNING session_id
-           ), rotated AS (
-             UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at),
-               rotations_in_window = CASE WHEN ${WINDOW_OVER} THEN 1 ELSE s.rotations_in_window + 1 END,
-               rotation_window_start = CASE WHEN ${WINDOW_OVER} THEN $3 ELSE s.rotation_window_start END
-             FROM successor WHERE s.id = successor.session_id AND s.ended_at IS NULL
-             RETURNING s.*
            )
-           SELECT rotated.*, c.over_budget, c.retry_at FROM candidate c LEFT JOIN rotated ON rotated.id = c.session_id`,
-          [
-            hash,
-            next.hash,
-            now,
-            next.idleExpiresAt,
-            Math.max(0, Math.floor(opts.graceSeconds ?? 0)),
-            Math.min(budget.rotations, MAX_INT),
-            Math.min(budget.windowSeconds, MAX_INT),
-          ],
+           UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at),
+             rotations_in_window = CASE WHEN ${ended} THEN 1 ELSE s.rotations_in_window + 1 END,
+             rotation_window_start = CASE WHEN ${ended} THEN $3 ELSE s.rotation_window_start END
+           FROM successor WHERE s.id = successor.session_id AND s.ended_at IS NULL
+           RETURNING s.*`,
+          [hash, next.hash, now, next.idleExpiresAt, grace, rotations, windowSeconds],
         );
-        const row = r.rows[0] as (SessionRow & { over_budget: boolean; retry_at: Date }) | undefined;
-        if (row?.over_budget) return { refused: 'budget', retryAt: row.retry_at };
-        return row?.id ? toSession(row) : null;
+        if (r.rows[0]) return toSession(r.rows[0]);
+        // Refused. Only now (rare: reuse, an ended session, a loop) ask whether the budget alone
+        // refused it, judged at the same `now`, so the hot path stays one statement.
+        const over = await db.query(
+          `SELECT s.rotation_window_start + $5::int * interval '1 second' AS retry_at
+           FROM ${RT} r JOIN ${S} s ON s.id = r.session_id
+           WHERE r.hash = $1 AND ${rotatable(RT, '$2', '$3')}
+             AND NOT ${windowOver('$2', '$5')} AND s.rotations_in_window >= $4::int`,
+          [hash, now, grace, rotations, windowSeconds],
+        );
+        const retryAt = (over.rows[0] as { retry_at: Date } | undefined)?.retry_at;
+        return retryAt ? { refused: 'budget', retryAt } : null;
       } catch (e) {
         // The successor hash is already stored (never for 256 random bits): the whole statement
         // rolled back, so the presented token is still unused.
