@@ -76,7 +76,7 @@ export class FakeMailProvider {
   }
 
   /** Options for `createGatehouse({ provider })`. */
-  config(extra: { timeoutMs?: number; maxAttachmentBytes?: number } = {}) {
+  config(extra: { timeoutMs?: number; maxResponseBytes?: number; maxAttachmentBytes?: number } = {}) {
     return { apiUrl: this.url, token: this.token, ...extra };
   }
 

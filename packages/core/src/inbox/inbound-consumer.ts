@@ -186,6 +186,11 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
           },
           'raw MIME could not be parsed; stored without its body',
         ),
+      onUnfetchable: (err) =>
+        ctx.logger.warn(
+          { event: 'inbox_provider_unfetchable', outboxEventId: event.id, err: err.message },
+          'the provider cannot give this mail; stored from the webhook payload',
+        ),
     });
     if (!mail) return dropped(event, 'provider_not_found');
     account ??= await matchAccount(ctx, recipientsOf(mail));

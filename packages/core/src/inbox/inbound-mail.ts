@@ -4,7 +4,7 @@ import { headerSafe, type ParsedAddress, parseAddresses } from './addresses.js';
 import { decodedHeader, firstHeader, headerMap, safeContentType } from './headers.js';
 import { htmlToText } from './html-text.js';
 import { bareId, parseIdList } from './message-ids.js';
-import { isProviderId } from './provider-client.js';
+import { isProviderId, ProviderError } from './provider-client.js';
 import { MAX_SUBJECT } from './subject.js';
 
 /** Where an attachment's bytes come from; `load` runs only when it is not stored yet. */
@@ -194,19 +194,39 @@ function fromPayload(env: Envelope): InboundMail {
   };
 }
 
+/** The provider's mail; `undefined` when a permanent failure says it never will be given. */
+async function fetchOrGiveUp(
+  provider: MailProvider,
+  emailId: string,
+  opts: { onUnfetchable: (err: ProviderError) => void; signal?: AbortSignal },
+) {
+  try {
+    return await provider.getReceivedEmail(emailId, { signal: opts.signal });
+  } catch (e) {
+    if (!(e instanceof ProviderError && e.permanent)) throw e;
+    opts.onUnfetchable(e);
+    return undefined;
+  }
+}
+
 /** Body source of CONTRACT.md 4.4: the provider API when configured (and the payload names
  *  an email id), else the payload's body fields, else its raw MIME. `null`: the provider does
- *  not know the email (404). Provider failures throw (retry). */
+ *  not know the email (404). Provider failures throw (retry), except a permanent one (an answer
+ *  over the size cap): retrying could only end dead, so the payload's own fields are stored. */
 export async function loadInboundMail(
   env: Envelope,
   provider: MailProvider | null,
-  opts: { onParseError: (err: unknown) => void; signal?: AbortSignal },
+  opts: {
+    onParseError: (err: unknown) => void;
+    onUnfetchable: (err: ProviderError) => void;
+    signal?: AbortSignal;
+  },
 ): Promise<InboundMail | null> {
   let mail: InboundMail;
-  if (provider && env.emailId) {
-    const emailId = env.emailId;
-    const got = await provider.getReceivedEmail(emailId, { signal: opts.signal });
-    if (got === null) return null;
+  const emailId = env.emailId;
+  const got = provider && emailId ? await fetchOrGiveUp(provider, emailId, opts) : undefined;
+  if (got === null) return null;
+  if (got && provider && emailId) {
     const apiFrom = got.from === null ? [] : parseAddresses(got.from);
     mail = {
       ...fromPayload(env),

@@ -186,6 +186,23 @@ describe('inbound consumer: body sources', () => {
     });
   });
 
+  it("stores the payload's own fields when the provider can never give the mail (answer over the cap), without retrying", async () => {
+    const { logger, lines } = recordingLogger();
+    const t = setup({ provider: fake.config({ maxResponseBytes: 2000 }), logger });
+    const { owner, account } = await withAccount(t);
+    fake.emails.set('p-huge', { text: 'x'.repeat(5000), html: null });
+    expect(
+      await t.deliver('inbound', received({ email_id: 'p-huge', subject: 'Huge one' }), { id: 'e-huge' }),
+    ).toEqual({ outcome: 'stored' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    expect(thread).toMatchObject({ subject: 'Huge one' });
+    expect(lines.find((l) => l.fields.event === 'inbox_provider_unfetchable')).toMatchObject({
+      level: 'warn',
+      fields: { outboxEventId: 'e-huge', err: 'provider answer too large' },
+    });
+    expect(t.notifier.sent).toHaveLength(1);
+  });
+
   it('takes an email_id of . or .. as no id: no provider call, the payload body is stored', async () => {
     const t = setup({ provider: fake.config() });
     const { owner, account } = await withAccount(t);
