@@ -1,4 +1,5 @@
-import { createGatehouse, isStoreError, type Logger } from '@gatehouse/core';
+import { createGatehouse, isStoreError, silentLogger } from '@gatehouse/core';
+import { recordingLogger } from '@gatehouse/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -6,14 +7,6 @@ import { NO_SERVER_REASON, openTestDatabase, serverUrl, type TestDatabase } from
 
 const server = await serverUrl();
 const PASSWORD = 'correct horse battery staple 42';
-
-class Warnings implements Logger {
-  readonly events: Array<Record<string, unknown>> = [];
-  debug = () => {};
-  info = () => {};
-  warn = (obj: Record<string, unknown>) => void this.events.push(obj);
-  error = () => {};
-}
 
 let db: TestDatabase;
 const pools: pg.Pool[] = [];
@@ -33,10 +26,10 @@ function poolWith(config: pg.PoolConfig): pg.Pool {
 }
 
 async function timeoutWarnings(config: pg.PoolConfig) {
-  const logger = new Warnings();
+  const { logger, warnings } = recordingLogger();
   postgresStores({ pool: poolWith(config), schema: db.schema, listen: false, logger });
   await new Promise((r) => setTimeout(r, 300)); // the server's setting is read in the background
-  return logger.events.filter((e) => e.event === 'db_timeouts');
+  return warnings().filter((e) => e.event === 'db_timeouts');
 }
 
 describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_REASON})`}`, () => {
@@ -60,7 +53,7 @@ describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_R
         schema: db.schema,
         listen: false,
       }),
-      logger: new Warnings(),
+      logger: silentLogger,
     });
     try {
       const email = `lock-${Date.now()}@example.test`;

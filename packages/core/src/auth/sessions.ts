@@ -144,6 +144,9 @@ export function createSessionService(d: AuthDeps) {
       throw new GatehouseError('invalid_token');
     }
     const s = found.session;
+    // An unused token of a live family is no reuse, whatever refused it (a race the store could
+    // not settle, a successor hash already taken): try again in a moment, the session lives.
+    if (found.usedAt === null) throw new GatehouseError('unavailable', { retryAfter: 1 });
     // A live family whose token was already rotated: theft, or a lost race. The family ends.
     if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(

@@ -160,7 +160,10 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
     return { outcome };
   };
   return async (event: DeliveredEvent) => {
-    const maxAttempts = event.maxAttempts ?? outboxAttempts;
+    // A host's own queue may pass its count; one that is no count at all is not trusted.
+    const given = event.maxAttempts;
+    const maxAttempts =
+      given !== undefined && Number.isSafeInteger(given) && given >= 1 ? given : outboxAttempts;
     const body = parsePayload(event.payload);
     if (!body) return dropped(event, 'invalid_payload');
     const env = readEnvelope(body);

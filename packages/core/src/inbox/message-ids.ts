@@ -81,18 +81,23 @@ export function parseIdList(value: unknown): string[] {
   return ids.length <= MAX_IDS ? ids : [ids[0]!, ...ids.slice(ids.length - (MAX_IDS - 1))];
 }
 
+/** A header line's 998 characters (RFC 5322 2.1.1) less the field name: an id cannot be folded. */
+const LINE = 998;
+const IN_REPLY_TO_VALUE = LINE - 'In-Reply-To: '.length;
+const REFERENCES_VALUE = LINE - 'References: '.length;
+
 /** A message id a header Gatehouse sends can carry as it is: printable ASCII, without the
  *  quotes, backslashes and parentheses that would turn the rest of the header into a quoted
- *  string or a comment (`<`, `>` never get this far), and `<id>` within one header line. */
+ *  string or a comment (`<`, `>` never get this far), and `In-Reply-To: <id>` within one line. */
 const SENDABLE_ID = /^[\x21\x23-\x27\x2a-\x5b\x5d-\x7e]+$/;
 
 export const isSendableId = (id: string | null): id is string =>
-  id !== null && id.length <= MAX_ID - 2 && SENDABLE_ID.test(id);
+  id !== null && id.length <= IN_REPLY_TO_VALUE - 2 && SENDABLE_ID.test(id);
 
 /** Most ids a reply's `References` names. */
 const MAX_REFERENCES = 20;
 
-/** A `References` value of whole sendable ids, at most 20 and 998 characters (one header line):
+/** A `References` value of whole sendable ids, at most 20, on one header line (986 characters):
  *  the first (the thread's root) and as many of the newest as fit, as RFC 5322 3.6.4 asks of a
  *  shortened list. Empty when there is nothing to cite. */
 export function referencesValue(ids: string[]): string {
@@ -101,7 +106,7 @@ export function referencesValue(ids: string[]): string {
   if (root === undefined) return '';
   const newest: string[] = [];
   let length = root.length;
-  for (let i = rest.length - 1; i >= 0 && length + 1 + rest[i]!.length <= MAX_ID; i--) {
+  for (let i = rest.length - 1; i >= 0 && length + 1 + rest[i]!.length <= REFERENCES_VALUE; i--) {
     length += 1 + rest[i]!.length;
     newest.unshift(rest[i]!);
   }

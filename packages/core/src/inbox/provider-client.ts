@@ -8,7 +8,7 @@ import type {
   ReceivedEmail,
 } from '../ports/mail-provider.js';
 import { parseWellFormedJson } from '../util/text.js';
-import { wholeOption } from '../util/whole-option.js';
+import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
 
@@ -148,7 +148,7 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
   }
   if (!config.token) throw new ConfigError('provider.token is required');
   const root = base.href.replace(/\/+$/, '');
-  const timeoutMs = wholeOption('provider.timeoutMs', config.timeoutMs, 10_000);
+  const timeoutMs = wholeOption('provider.timeoutMs', config.timeoutMs, 10_000, 1, MAX_TIMER_MS);
   const maxResponse = wholeOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
   const maxAttachment = wholeOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
 

@@ -9,7 +9,7 @@ import type {
   OutboxStatus,
   PublishResult,
 } from '../ports/outbox-store.js';
-import { wholeOption } from '../util/whole-option.js';
+import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { backoffDelay } from './backoff.js';
 import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
@@ -63,7 +63,8 @@ export function resolveOutboxOptions(input: OutboxOptions = {}): Required<Outbox
   const o = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS) as Array<keyof OutboxOptions>) {
     const min = key === 'baseDelayMs' || key === 'maxDelayMs' ? 0 : 1;
-    o[key] = wholeOption(`outbox.${key}`, input[key], DEFAULTS[key], min);
+    const max = key === 'pollIntervalMs' ? MAX_TIMER_MS : undefined;
+    o[key] = wholeOption(`outbox.${key}`, input[key], DEFAULTS[key], min, max);
   }
   return o;
 }

@@ -38,7 +38,7 @@ describe('a login racing a password reset', () => {
       t.gh.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
     ).rejects.toMatchObject({ code: 'invalid_credentials' });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);
-    expect(t.log.entries.map((e) => e.obj)).toContainEqual(
+    expect(t.log.lines.map((e) => e.fields)).toContainEqual(
       expect.objectContaining({ event: 'login', outcome: 'failure', reason: 'credentials_changed' }),
     );
     // The new password works; nothing else was disturbed.

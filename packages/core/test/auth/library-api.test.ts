@@ -25,7 +25,7 @@ describe('gh.auth as a library', () => {
     const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
     const { sid } = await t.gh.auth.verifyAccessToken(done.accessToken);
-    expect(t.log.entries.map((e) => e.obj).find((e) => e.event === 'mfa_verified')).toMatchObject({
+    expect(t.log.lines.map((e) => e.fields).find((e) => e.event === 'mfa_verified')).toMatchObject({
       userId: principal.userId,
       sid,
       method: 'totp',
@@ -133,7 +133,7 @@ describe('gh.auth as a library', () => {
       code: 'validation_failed',
     });
     expect(
-      t.log.entries.filter((e) => e.obj.event === 'authorization_denied').map((e) => e.obj.reason),
+      t.log.lines.filter((e) => e.fields.event === 'authorization_denied').map((e) => e.fields.reason),
     ).toEqual(['password_required', 'stale_auth', 'wrong_password']);
   });
 

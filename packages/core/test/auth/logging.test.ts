@@ -28,7 +28,7 @@ describe('security logging', () => {
     )![1]!;
     await t.gh.auth.forgotReset({ code, password: u.password });
 
-    const events = t.log.entries.map((e) => e.obj);
+    const events = t.log.lines.map((e) => e.fields);
     const find = (event: string, outcome: string, reason?: string) =>
       events.find(
         (e) => e.event === event && e.outcome === outcome && (reason === undefined || e.reason === reason),
@@ -51,7 +51,7 @@ describe('security logging', () => {
           expect(e, String(e.event)).toHaveProperty(k);
     }
     // Messages are constant; nothing secret appears anywhere in the log.
-    const text = JSON.stringify(t.log.entries);
+    const text = JSON.stringify(t.log.lines);
     for (const secret of [
       u.password,
       STRONG_2,
@@ -102,7 +102,7 @@ describe('security logging', () => {
     ).toBe(204);
     expect((await call('GET', '/auth/me', undefined, other)).status).toBe(401);
 
-    const events = t.log.entries.map((e) => e.obj);
+    const events = t.log.lines.map((e) => e.fields);
     const expected: Array<[string, string, string]> = [
       ['mfa_enrolled', 'success', 'POST /auth/mfa/totp/confirm'],
       ['mfa_challenge', 'pending', 'POST /auth/login'],
@@ -139,7 +139,7 @@ describe('security logging', () => {
       ip: '192.0.2.45',
     });
     expect(res?.status).toBe(403);
-    const e = t.log.entries.map((x) => x.obj).find((x) => x.event === 'authorization_denied');
+    const e = t.log.lines.map((x) => x.fields).find((x) => x.event === 'authorization_denied');
     expect(e).toMatchObject({
       outcome: 'failure',
       reason: 'inbox_member_required',

@@ -45,7 +45,7 @@ describe('parallel copies of one right MFA code', () => {
     expect(
       results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: string }).code] : [])),
     ).toEqual(Array(7).fill('invalid_token'));
-    expect(t.log.entries.filter((e) => e.obj.event === 'mfa_failed')).toEqual([]);
+    expect(t.log.lines.filter((e) => e.fields.event === 'mfa_failed')).toEqual([]);
   });
 });
 

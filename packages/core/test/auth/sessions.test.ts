@@ -47,6 +47,25 @@ describe('refresh rotation budget', () => {
     await expect(t.gh.auth.verifyAccessToken(r3.accessToken)).rejects.toMatchObject(invalid);
   });
 
+  it('an unused token a store refused without a reason is no reuse: 503, the session lives', async () => {
+    const clock = new TestClock(Date.UTC(2030, 0, 1));
+    const stores = memoryStores({ clock });
+    let refuse = true;
+    const rotate: SessionStore['rotate'] = async (...args) => {
+      if (!refuse) return stores.sessions.rotate(...args);
+      refuse = false;
+      return null;
+    };
+    const t = setup({}, { clock, stores: { ...stores, sessions: { ...stores.sessions, rotate } } });
+    const s = await session(t, await user(t));
+    await expect(t.gh.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
+      code: 'unavailable',
+      retryAfter: 1,
+    });
+    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).resolves.toMatchObject({});
+    await expect(t.gh.auth.refresh({ refreshToken: s.refreshToken })).resolves.toMatchObject({});
+  });
+
   it('a grace repeat over the budget waits (429) instead of ending the session', async () => {
     const t = setup({ ...budget, refreshReuseGraceSeconds: 30 });
     const s = await session(t, await user(t));
@@ -71,7 +90,7 @@ describe('sessions', () => {
     await expect(t.gh.auth.verifyAccessToken(r1.accessToken)).rejects.toMatchObject(invalid);
     const sid = decodeJwt(s.accessToken).sid as string;
     expect(await t.stores.sessions.findById(sid)).toMatchObject({ endReason: 'refresh_reuse' });
-    expect(t.log.entries.some((e) => e.obj.event === 'refresh_reuse' && e.obj.sid === sid)).toBe(true);
+    expect(t.log.lines.some((e) => e.fields.event === 'refresh_reuse' && e.fields.sid === sid)).toBe(true);
   });
 
   it('stores only the SHA-256 of refresh tokens', async () => {

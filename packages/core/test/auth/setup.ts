@@ -1,6 +1,6 @@
-import { createGatehouse, type GatehouseOptions, type Logger, type Mail, type Stores } from '@gatehouse/core';
+import { createGatehouse, type GatehouseOptions, type Mail, type Stores } from '@gatehouse/core';
 import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+import { recordingLogger, TestClock } from '@gatehouse/testkit';
 import * as OTPAuth from 'otpauth';
 import { createAuthArea } from '../../src/auth/index.js';
 import type { GatehouseContext, MfaGate } from '../../src/context.js';
@@ -28,18 +28,6 @@ export function recordingMailer() {
       }
     },
   };
-}
-
-/** A logger that keeps every entry, to check what is (and is not) logged. */
-export function recordingLogger() {
-  const entries: Array<{ level: string; obj: Record<string, unknown>; msg?: string }> = [];
-  const at =
-    (level: string) =>
-    (obj: Record<string, unknown>, msg?: string): void => {
-      entries.push({ level, obj, msg });
-    };
-  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-  return { logger, entries };
 }
 
 export function setup(

@@ -119,7 +119,7 @@ describe('throttling', () => {
     await expect(
       t.gh.auth.login({ email: email(), password: 'whatever-123' }, { ip: '192.0.2.1' }),
     ).rejects.toBeInstanceOf(StoreError);
-    expect(t.log.entries.some((e) => e.obj.event === 'limiter_unavailable')).toBe(true);
+    expect(t.log.lines.some((e) => e.fields.event === 'limiter_unavailable')).toBe(true);
   });
 
   it('answers 503 unavailable with Retry-After over HTTP when the limiter store is down', async () => {

@@ -357,6 +357,33 @@ describe('inbound consumer: body sources', () => {
     expect(t.notifier.sent).toHaveLength(1);
   });
 
+  it.each([
+    [2, 'att-2'],
+    [undefined, 'att-1'],
+    [0, 'att-1'],
+  ])(
+    "rotates downloads over the event's own maxAttempts (%s: attempt 2 starts at %s)",
+    async (maxAttempts, first) => {
+      const t = setup({ provider: fake.config() });
+      await withAccount(t);
+      withTextFiles(
+        'p-turns',
+        Array.from({ length: 4 }, (_, i): [string, string, string] => [`att-${i}`, `f${i}.txt`, `${i}`]),
+      );
+      fake.fail(/attachments\/att-\d$/, { status: 500, times: 4 });
+      const payload = received({ email_id: 'p-turns' });
+      await expect(t.deliver('inbound', payload, { id: 'e-turns', maxAttempts })).rejects.toThrow(
+        /attachment/,
+      );
+      const asked = fake.requests.length;
+      // With 4 attachments: 2 attempts start attempt 2 at the third; the default 10 (also for a
+      // count that is none) at the second.
+      await t.deliver('inbound', payload, { id: 'e-turns', attempt: 2, maxAttempts });
+      const downloads = fake.requests.slice(asked).filter((r) => /\/attachments\/att-/.test(r.path));
+      expect(downloads[0]!.path).toMatch(new RegExp(`/${first}$`));
+    },
+  );
+
   it('starts each retry further down the list, so attachments behind ones that always hang are stored', async () => {
     const t = setup({
       provider: fake.config({ timeoutMs: 150 }),

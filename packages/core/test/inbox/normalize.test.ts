@@ -136,11 +136,12 @@ describe('message ids', () => {
     for (const id of ['\u00fc@x', 'a"b@x', 'a\\b@x', 'a(b)@x', 'a b@x', 'odd\u202e@x', null]) {
       expect(isSendableId(id)).toBe(false);
     }
-    expect(isSendableId(`${'a'.repeat(994)}@x`)).toBe(true);
-    expect(isSendableId(`${'a'.repeat(995)}@x`)).toBe(false);
+    // `In-Reply-To: <id>` within a 998-character line.
+    expect(isSendableId(`${'a'.repeat(981)}@x`)).toBe(true);
+    expect(isSendableId(`${'a'.repeat(982)}@x`)).toBe(false);
   });
 
-  it('References: whole ids, the root and the newest that fit in 20 and 998 characters', () => {
+  it('References: whole ids, the root and the newest that fit in 20 ids and one header line', () => {
     expect(referencesValue([])).toBe('');
     expect(referencesValue(['a@x', 'b"@x', 'b@x', 'a@x'])).toBe('<a@x> <b@x>');
     const ids = Array.from({ length: 30 }, (_, i) => `id${i}@x`);
@@ -152,7 +153,7 @@ describe('message ids', () => {
     // Long ids: never one cut in two, the value within one header line.
     const long = Array.from({ length: 5 }, (_, i) => `${String(i).repeat(300)}@x`);
     const value = referencesValue(long);
-    expect(value.length).toBeLessThanOrEqual(998);
+    expect(`References: ${value}`.length).toBeLessThanOrEqual(998);
     expect(value.split(' ').map((v) => v.slice(1, -1))).toEqual([long[0], long[3], long[4]]);
     // A root and a parent too long together: the parent alone, it names what is answered.
     const huge = [`${'r'.repeat(900)}@x`, `${'p'.repeat(900)}@x`];

@@ -167,6 +167,8 @@ describe('provider client', () => {
     ['timeoutMs', 1.5],
     ['maxResponseBytes', -1],
     ['maxAttachmentBytes', Number.NaN],
+    // Past a timer's range Node fires at once: every call would time out.
+    ['timeoutMs', 2 ** 31],
   ])('refuses %s of %s: a ConfigError naming it, not a client that never waits or reads', (name, value) => {
     expect(() => resendProvider({ apiUrl: 'https://api.example.test', token: 't', [name]: value })).toThrow(
       new RegExp(`provider\\.${name} must be an integer`),

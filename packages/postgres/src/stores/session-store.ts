@@ -157,9 +157,9 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
       const grace = Math.max(0, Math.floor(opts.graceSeconds ?? 0));
       const rotations = Math.min(budget.rotations, MAX_INT);
       const windowSeconds = Math.min(budget.windowSeconds, MAX_INT);
-      try {
-        const ended = windowOver('$3', '$7');
-        const r = await db.query(
+      const ended = windowOver('$3', '$7');
+      const attempt = () =>
+        db.query(
           `WITH used AS (
              UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3)
              FROM ${S} s
@@ -177,18 +177,31 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
            RETURNING s.*`,
           [hash, next.hash, now, next.idleExpiresAt, grace, rotations, windowSeconds],
         );
-        if (r.rows[0]) return toSession(r.rows[0]);
-        // Refused. Only now (rare: reuse, an ended session, a loop) ask whether the budget alone
-        // refused it, judged at the same `now`, so the hot path stays one statement.
-        const over = await db.query(
-          `SELECT s.rotation_window_start + $5::int * interval '1 second' AS retry_at
+      // Only after a refusal (rare: reuse, an ended session, a loop), so the hot path stays one
+      // statement: is the token still one that may rotate, and is the budget what refused it?
+      const verdict = async () => {
+        const r = await db.query(
+          `SELECT NOT ${windowOver('$2', '$5')} AND s.rotations_in_window >= $4::int AS over_budget,
+             s.rotation_window_start + $5::int * interval '1 second' AS retry_at
            FROM ${RT} r JOIN ${S} s ON s.id = r.session_id
-           WHERE r.hash = $1 AND ${rotatable(RT, '$2', '$3')}
-             AND NOT ${windowOver('$2', '$5')} AND s.rotations_in_window >= $4::int`,
+           WHERE r.hash = $1 AND ${rotatable(RT, '$2', '$3')}`,
           [hash, now, grace, rotations, windowSeconds],
         );
-        const retryAt = (over.rows[0] as { retry_at: Date } | undefined)?.retry_at;
-        return retryAt ? { refused: 'budget', retryAt } : null;
+        return r.rows[0] as { over_budget: boolean; retry_at: Date } | undefined;
+      };
+      try {
+        // The verdict reads a later snapshot than the refused rotation: another request may
+        // have rotated in between (a new window, a grace sibling), leaving this token able to
+        // rotate after all. Try again then (a few times), rather than answer `null`, which the
+        // caller would take for reuse and end the session.
+        for (let tries = 0; tries < 3; tries++) {
+          const r = await attempt();
+          if (r.rows[0]) return toSession(r.rows[0]);
+          const v = await verdict();
+          if (!v) return null;
+          if (v.over_budget) return { refused: 'budget', retryAt: v.retry_at };
+        }
+        return null;
       } catch (e) {
         // The successor hash is already stored (never for 256 random bits): the whole statement
         // rolled back, so the presented token is still unused.
