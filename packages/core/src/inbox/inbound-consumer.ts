@@ -138,6 +138,16 @@ async function storeInbound(
   }
 }
 
+/** When attachment downloads stop (wall clock): after the budget, and at most half of what is
+ *  left of the lease, so the notices after them go out before another worker may take the event. */
+function downloadDeadline(budgetMs: number, leaseEndsAt: number | undefined): number {
+  const now = Date.now();
+  return Math.min(
+    now + budgetMs,
+    leaseEndsAt === undefined ? Number.POSITIVE_INFINITY : (now + leaseEndsAt) / 2,
+  );
+}
+
 /** Consumer of `inbox.mail.webhook.inbound.received` (CONTRACT.md 4.4): account by recipient,
  *  de-duplication by provider id, threading, body from provider/payload/raw MIME, attachments
  *  best-effort, then one notification per owner/member. A download the provider failed (5xx,
@@ -223,12 +233,7 @@ export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInbox
       ctx,
       {
         maxBytes: opts.maxAttachmentBytes,
-        // At most half of what is left of the lease, so the notices after the downloads are
-        // sent before another worker may take the event.
-        deadline: Math.min(
-          Date.now() + opts.attachmentBudgetMs,
-          event.leaseEndsAt === undefined ? Number.POSITIVE_INFINITY : (Date.now() + event.leaseEndsAt) / 2,
-        ),
+        deadline: downloadDeadline(opts.attachmentBudgetMs, event.leaseEndsAt),
         signal: event.signal,
         attempt: event.attempt,
         maxAttempts,
