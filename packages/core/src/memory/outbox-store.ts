@@ -8,6 +8,7 @@ import type {
   OutboxStore,
   PublishResult,
 } from '../ports/outbox-store.js';
+import { dedupeIndex } from './dedupe-index.js';
 
 const copy = (e: OutboxEvent): OutboxEvent => ({ ...e });
 
@@ -40,7 +41,6 @@ export function memoryOutboxStore(): OutboxStore {
   let base = 0;
   /** Events older than `base` that outlived a compaction (dead, pending, or not yet purgeable). */
   const older = new Map<number, OutboxEvent>();
-  const byKey = new Map<string, number>();
   /** Sequences of events that may be pending (finished ones are dropped at the next claim). */
   let queue: number[] = [];
   const listeners = new Set<() => void>();
@@ -49,6 +49,7 @@ export function memoryOutboxStore(): OutboxStore {
   const at = (seq: number): OutboxEvent | undefined =>
     seq < 0 ? undefined : seq < base ? older.get(seq) : slots[seq - base];
   const find = (id: string): OutboxEvent | undefined => at(seqOf(id));
+  const byKey = dedupeIndex((seq) => at(seq)?.dedupeKey ?? null);
   /** Every stored event, in publish order. */
   const present = () => [...older.values(), ...slots.filter((e): e is OutboxEvent => e !== undefined)];
 
@@ -77,11 +78,11 @@ export function memoryOutboxStore(): OutboxStore {
 
   return {
     async publish(input: NewOutboxEvent, now: Date): Promise<PublishResult> {
-      if (input.dedupeKey !== undefined) {
-        const existing = byKey.get(input.dedupeKey);
-        if (existing !== undefined) return { id: idOf(existing), created: false };
-      }
       const seq = base + slots.length;
+      if (input.dedupeKey !== undefined) {
+        const standing = byKey.getOrAdd(input.dedupeKey, seq);
+        if (standing !== seq) return { id: idOf(standing), created: false };
+      }
       const id = idOf(seq);
       slots.push({
         id,
@@ -98,7 +99,6 @@ export function memoryOutboxStore(): OutboxStore {
         createdAt: now,
         finishedAt: null,
       });
-      if (input.dedupeKey !== undefined) byKey.set(input.dedupeKey, seq);
       queue.push(seq);
       wake();
       return { id, created: true };
@@ -197,10 +197,11 @@ export function memoryOutboxStore(): OutboxStore {
         if (e.dedupeKey !== null) byKey.delete(e.dedupeKey);
         n += 1;
       };
+      // Out of the index first: it finds a key through the event's slot.
       for (const [seq, e] of older) {
         if (!purgeable(e)) continue;
-        older.delete(seq);
         drop(e);
+        older.delete(seq);
       }
       let live = 0;
       for (let i = 0; i < slots.length; i++) {
@@ -210,8 +211,8 @@ export function memoryOutboxStore(): OutboxStore {
           live += 1;
           continue;
         }
-        slots[i] = undefined;
         drop(e);
+        slots[i] = undefined;
       }
       // Once most slots are holes, the few survivors move to `older` and the array starts
       // afresh, so memory follows the live events even when an old dead one never goes.
