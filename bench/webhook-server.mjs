@@ -1,7 +1,8 @@
 // One server under test for bench/webhook-intake.mjs, in its own process so the load generator
 // never shares its event loop. Started as `node bench/webhook-server.mjs <target>`;
 // prints `READY <port>` once listening. Gatehouse is loaded from the built packages.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { built, ready } from './lib.mjs';
@@ -43,15 +44,119 @@ function bareIntake() {
   };
 }
 
-async function bareFastify() {
+/** A reference, not a target: what CONTRACT.md 4 requires of every signed intake, written
+ *  inline with no Gatehouse code, no ports and no promises: the secret setting read per request
+ *  (a Map), the full Standard Webhooks rules (both prefixes, id and timestamp checks, up to 10
+ *  canonical signatures), strict UTF-8 and a JSON-object body, the four routing rules, a
+ *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers. Its
+ *  ratio is the ceiling of any implementation of the contract through Fastify on the machine. */
+function requiredIntake() {
+  const settings = new Map([['inbox.mail.webhook-secret', SECRET]]);
+  let lastRaw;
+  let keys = [];
+  const byKey = new Map();
+  const events = [];
+  const refused = [401, { code: 'webhook_signature_invalid' }];
+  const one = (v) => (Array.isArray(v) ? (v.length === 1 ? v[0] : undefined) : v);
+  const inbound = (v) =>
+    typeof v === 'string' &&
+    ['email.received', 'inbound', 'received'].some((m) => v.toLowerCase().includes(m));
+  const delivery = (v) =>
+    typeof v === 'string' &&
+    [
+      'sent',
+      'delivered',
+      'bounced',
+      'complained',
+      'opened',
+      'clicked',
+      'failed',
+      'delivery_delayed',
+    ].includes(v.toLowerCase().replace(/^email\./, ''));
+  const route = (b) => {
+    if (inbound(b.type) || inbound(b.event) || inbound(b.name)) return 'inbound';
+    if (delivery(b.type) || delivery(b.event)) return 'event';
+    const d = b.data;
+    if (d && typeof d === 'object' && !Array.isArray(d) && ('from' in d || 'to' in d || 'subject' in d))
+      return 'inbound';
+    return typeof b.type === 'string' ? 'event' : 'inbound';
+  };
+  return (h, body) => {
+    const raw = settings.get('inbox.mail.webhook-secret');
+    if (raw !== lastRaw) {
+      lastRaw = raw;
+      keys = raw.split(/\s+/).map((s) => Buffer.from(s.slice(6), 'base64'));
+    }
+    const prefix = ['webhook', 'svix'].find(
+      (p) => h[`${p}-signature`] && h[`${p}-id`] && h[`${p}-timestamp`],
+    );
+    if (prefix === undefined) return refused;
+    const id = one(h[`${prefix}-id`]);
+    const ts = one(h[`${prefix}-timestamp`]);
+    const entries = String(h[`${prefix}-signature`]).split(' ').filter(Boolean);
+    if (!id || !/^[\x21-\x7e]{1,256}$/.test(id) || !ts || !/^\d{1,12}$/.test(ts) || entries.length > 10)
+      return refused;
+    if (Math.abs(Date.now() / 1000 - Number(ts)) > 300) return refused;
+    const sigs = [];
+    for (const e of entries) {
+      if (!e.startsWith('v1,')) continue;
+      const sig = Buffer.from(e.slice(3), 'base64');
+      if (sig.length === 32 && sig.toString('base64') === e.slice(3)) sigs.push(sig);
+    }
+    const ok = keys.some((key) => {
+      const expected = createHmac('sha256', key).update(`${id}.${ts}.`).update(body).digest();
+      return sigs.some((sig) => timingSafeEqual(sig, expected));
+    });
+    if (!ok) return refused;
+    if (!isUtf8(body)) return [400, { code: 'invalid_json' }];
+    const text = body.toString('utf8');
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return [400, { code: 'invalid_json' }];
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return [400, { code: 'validation_failed' }];
+    const name = route(value) === 'event' ? 'inbox.event.received' : 'inbox.inbound.received';
+    const dedupeKey = `webhook-id:${id}`;
+    let eventId = byKey.get(dedupeKey);
+    if (eventId === undefined) {
+      eventId = randomUUID();
+      byKey.set(dedupeKey, eventId);
+      events.push({
+        id: eventId,
+        name,
+        payload: text,
+        dedupeKey,
+        status: 'pending',
+        attempts: 0,
+        createdAt: new Date(),
+      });
+    }
+    return [202, { accepted: true, outboxEventId: eventId }];
+  };
+}
+
+const ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+async function bareFastify(intake = bareIntake(), headers = null) {
   const Fastify = fromPackage('fastify', 'fastify');
   const app = Fastify({ bodyLimit: 10 * MiB });
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  const intake = bareIntake();
-  app.post('/inbox/webhook', async (request, reply) => {
-    const [status, body] = intake(request.headers, request.body);
-    return reply.code(status).send(body);
-  });
+  // The baseline's route stays exactly as it was; only the reference sends the extra headers.
+  app.post(
+    '/inbox/webhook',
+    headers === null
+      ? async (request, reply) => {
+          const [status, body] = intake(request.headers, request.body);
+          return reply.code(status).send(body);
+        }
+      : async (request, reply) => {
+          const [status, body] = intake(request.headers, request.body);
+          return reply.code(status).headers(headers).send(body);
+        },
+  );
   return app;
 }
 
@@ -82,6 +187,11 @@ const targets = {
     return app.server.address().port;
   },
   'express (bare HMAC route)': () => listen(createServer(bareExpress())),
+  'fastify (required work inline)': async () => {
+    const app = await bareFastify(requiredIntake(), ANSWER_HEADERS);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return app.server.address().port;
+  },
   'gatehouse + fastify': async () => {
     const { gatehousePlugin } = await built('fastify');
     const Fastify = fromPackage('fastify', 'fastify');
