@@ -16,7 +16,7 @@ const fromPackage = (pkg, name) =>
 /** The baseline's work: only the Standard Webhooks HMAC check and an in-memory append; no
  *  routing, JSON parsing, dedupe or problem+json. `[status, body]` out, mounted on bare Fastify
  *  and on bare Express. */
-function bareIntake() {
+export function bareIntake() {
   const key = Buffer.from(SECRET.slice(6), 'base64');
   const events = [];
   const refused = [401, { code: 'webhook_signature_invalid' }];
@@ -50,7 +50,7 @@ function bareIntake() {
  *  canonical signatures), strict UTF-8 and a JSON-object body, the four routing rules, a
  *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers. Its
  *  ratio is the ceiling of any implementation of the contract through Fastify on the machine. */
-function requiredIntake() {
+export function requiredIntake() {
   const settings = new Map([['inbox.mail.webhook-secret', SECRET]]);
   let lastRaw;
   let keys = [];
