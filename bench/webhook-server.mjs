@@ -48,9 +48,10 @@ export function bareIntake() {
  *  inline with no Gatehouse code, no ports and no promises: the secret setting read per request
  *  (a Map), the full Standard Webhooks rules (both prefixes, id and timestamp checks, up to 10
  *  canonical signatures), strict UTF-8 and a JSON-object body, the four routing rules, a
- *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers. Its
+ *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers (the
+ *  eight delivery types are core's exported list: data, not code). Its
  *  ratio is the ceiling of any implementation of the contract through Fastify on the machine. */
-export function requiredIntake() {
+export function requiredIntake(deliveryTypes) {
   const settings = new Map([['inbox.mail.webhook-secret', SECRET]]);
   let lastRaw;
   let keys = [];
@@ -61,18 +62,7 @@ export function requiredIntake() {
   const inbound = (v) =>
     typeof v === 'string' &&
     ['email.received', 'inbound', 'received'].some((m) => v.toLowerCase().includes(m));
-  const delivery = (v) =>
-    typeof v === 'string' &&
-    [
-      'sent',
-      'delivered',
-      'bounced',
-      'complained',
-      'opened',
-      'clicked',
-      'failed',
-      'delivery_delayed',
-    ].includes(v.toLowerCase().replace(/^email\./, ''));
+  const delivery = (v) => typeof v === 'string' && deliveryTypes.has(v.toLowerCase().replace(/^email\./, ''));
   const route = (b) => {
     if (inbound(b.type) || inbound(b.event) || inbound(b.name)) return 'inbound';
     if (delivery(b.type) || delivery(b.event)) return 'event';
@@ -188,7 +178,8 @@ const targets = {
   },
   'express (bare HMAC route)': () => listen(createServer(bareExpress())),
   'fastify (required work inline)': async () => {
-    const app = await bareFastify(requiredIntake(), ANSWER_HEADERS);
+    const { DELIVERY_EVENT_TYPES } = await built('core');
+    const app = await bareFastify(requiredIntake(DELIVERY_EVENT_TYPES), ANSWER_HEADERS);
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   },
