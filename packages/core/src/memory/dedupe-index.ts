@@ -33,13 +33,14 @@ export function dedupeIndex(
   let slots = new Int32Array(capacity * 2);
   let size = 0;
 
-  /** The slot holding `key`, or the empty slot where it would go (negated, minus one). */
-  const find = (key: string, h: number): number => {
+  /** The slot of `key` (of its entry for `seq`, when given), or the empty slot ending its probe
+   *  run (negated, minus one). No closure per call: this runs on every webhook. */
+  const probe = (h: number, key: string, seq = -1): number => {
     const mask = capacity - 1;
     for (let i = h & mask; ; i = (i + 1) & mask) {
-      const seq = slots[2 * i + 1]! - 1;
-      if (seq === -1) return -i - 1;
-      if (slots[2 * i] === (h | 0) && keyOf(seq) === key) return i;
+      const stored = slots[2 * i + 1]! - 1;
+      if (stored === -1) return -i - 1;
+      if (slots[2 * i] === (h | 0) && (seq === -1 ? keyOf(stored) === key : stored === seq)) return i;
     }
   };
 
@@ -65,7 +66,7 @@ export function dedupeIndex(
      *  sequence for the check and the insert). */
     getOrAdd(key: string, seq: number): number {
       const h = hash(key);
-      const i = find(key, h);
+      const i = probe(h, key);
       if (i >= 0) return slots[2 * i + 1]! - 1;
       const at = -i - 1;
       slots[2 * at] = h;
@@ -74,9 +75,10 @@ export function dedupeIndex(
       if (++size * 2 > capacity) resize(capacity * 2);
       return seq;
     },
-    /** Removes `key`; later entries of its probe run move back (no tombstones). */
-    delete(key: string): boolean {
-      let i = find(key, hash(key));
+    /** Removes the entry `key -> seq` (matched by its sequence, so the event may already be
+     *  gone); later entries of its probe run move back (no tombstones). */
+    delete(key: string, seq: number): boolean {
+      let i = probe(hash(key), key, seq);
       if (i < 0) return false;
       const mask = capacity - 1;
       for (let j = (i + 1) & mask; slots[2 * j + 1] !== 0; j = (j + 1) & mask) {

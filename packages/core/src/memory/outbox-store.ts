@@ -193,15 +193,14 @@ export function memoryOutboxStore(): OutboxStore {
     async purge(before) {
       let n = 0;
       const purgeable = (e: OutboxEvent) => e.status === 'done' && e.finishedAt!.getTime() < before.getTime();
-      const drop = (e: OutboxEvent) => {
-        if (e.dedupeKey !== null) byKey.delete(e.dedupeKey);
+      const drop = (e: OutboxEvent, seq: number) => {
+        if (e.dedupeKey !== null) byKey.delete(e.dedupeKey, seq);
         n += 1;
       };
-      // Out of the index first: it finds a key through the event's slot.
       for (const [seq, e] of older) {
         if (!purgeable(e)) continue;
-        drop(e);
         older.delete(seq);
+        drop(e, seq);
       }
       let live = 0;
       for (let i = 0; i < slots.length; i++) {
@@ -211,8 +210,8 @@ export function memoryOutboxStore(): OutboxStore {
           live += 1;
           continue;
         }
-        drop(e);
         slots[i] = undefined;
+        drop(e, base + i);
       }
       // Once most slots are holes, the few survivors move to `older` and the array starts
       // afresh, so memory follows the live events even when an old dead one never goes.

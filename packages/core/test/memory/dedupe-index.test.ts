@@ -16,12 +16,12 @@ function indexed(hash?: (key: string) => number) {
     return standing;
   };
   const remove = (key: string) => {
-    const removed = index.delete(key);
-    // As the outbox's purge does: the index first, then the event.
     const seq = seqs.get(key);
-    if (seq !== undefined) keys[seq] = null;
+    if (seq === undefined) return index.delete(key, keys.length);
+    // As the outbox's purge does: the event first, then its index entry.
+    keys[seq] = null;
     seqs.delete(key);
-    return removed;
+    return index.delete(key, seq);
   };
   return { index, add, remove, keys };
 }
