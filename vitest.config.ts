@@ -7,11 +7,11 @@ const src = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@gatehouse\/testkit\/browser$/, replacement: src('testkit/src/browser.ts') },
-      { find: /^@gatehouse\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
-      { find: /^@gatehouse\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
-      { find: /^@gatehouse\/core$/, replacement: src('core/src/index.ts') },
-      { find: /^@gatehouse\/(express|fastify|postgres|testkit)$/, replacement: src('$1/src/index.ts') },
+      { find: /^@postern\/testkit\/browser$/, replacement: src('testkit/src/browser.ts') },
+      { find: /^@postern\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
+      { find: /^@postern\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
+      { find: /^@postern\/core$/, replacement: src('core/src/index.ts') },
+      { find: /^@postern\/(express|fastify|postgres|testkit)$/, replacement: src('$1/src/index.ts') },
     ],
   },
   test: {

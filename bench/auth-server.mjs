@@ -24,7 +24,7 @@ const Fastify = fromPackage('fastify', 'fastify');
 const jwk = JSON.parse(process.env.BENCH_JWK ?? 'null');
 const tokenCount = Number(process.env.BENCH_TOKENS ?? 50);
 
-/** Claims and header of Gatehouse's access tokens (core/src/tokens), so both sides verify the same. */
+/** Claims and header of Postern's access tokens (core/src/tokens), so both sides verify the same. */
 const verifyOptions = {
   algorithms: ['EdDSA'],
   issuer: ISSUER,
@@ -113,11 +113,11 @@ async function bareExpress() {
   return { port: await listen(createServer(app)), fixtures: work.fixtures };
 }
 
-/** Gatehouse with the bench key, limits out of the way, one user, a token and refresh tokens. */
-async function gatehouse() {
-  const { createGatehouse } = await built('core');
+/** Postern with the bench key, limits out of the way, one user, a token and refresh tokens. */
+async function postern() {
+  const { createPostern } = await built('core');
   const high = { points: 1_000_000_000, durationSeconds: 1 };
-  const gh = createGatehouse({
+  const ph = createPostern({
     issuer: ISSUER,
     audience: AUDIENCE,
     keys: [jwk],
@@ -125,13 +125,13 @@ async function gatehouse() {
     // `refresh:session` too: each prepared token's chain rotates thousands of times a run.
     throttle: { 'login:email': high, 'login:ip': high, 'signup:ip': high, 'refresh:session': high },
   });
-  await gh.auth.signup(USER);
+  await ph.auth.signup(USER);
   const login = (refreshToken) =>
-    gh.auth.login({ email: USER.email, password: USER.password, refreshToken }, { ip: '127.0.0.1' });
+    ph.auth.login({ email: USER.email, password: USER.password, refreshToken }, { ip: '127.0.0.1' });
   const { accessToken } = await login(false);
   const refreshTokens = [];
   for (let i = 0; i < tokenCount; i++) refreshTokens.push((await login(true)).refreshToken);
-  return { gh, fixtures: { accessToken, refreshTokens } };
+  return { ph, fixtures: { accessToken, refreshTokens } };
 }
 
 function listen(server) {
@@ -141,20 +141,20 @@ function listen(server) {
 const targets = {
   bare: bareFastify,
   'bare express': bareExpress,
-  'gatehouse + fastify': async () => {
-    const { gh, fixtures } = await gatehouse();
-    const { gatehousePlugin } = await built('fastify');
+  'postern + fastify': async () => {
+    const { ph, fixtures } = await postern();
+    const { posternPlugin } = await built('fastify');
     const app = Fastify();
-    await app.register(gatehousePlugin, { gatehouse: gh });
+    await app.register(posternPlugin, { postern: ph });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { port: app.server.address().port, fixtures };
   },
-  'gatehouse + express': async () => {
-    const { gh, fixtures } = await gatehouse();
-    const { gatehouseRouter } = await built('express');
+  'postern + express': async () => {
+    const { ph, fixtures } = await postern();
+    const { posternRouter } = await built('express');
     const express = fromPackage('express', 'express');
     const app = express();
-    app.use(gatehouseRouter(gh));
+    app.use(posternRouter(ph));
     return { port: await listen(createServer(app)), fixtures };
   },
 };

@@ -132,8 +132,8 @@ function fixtures(server, half) {
 // comparing medians taken from different rounds would measure that drift.
 const lines = [];
 const verdicts = [];
-/** Each Gatehouse row next to the bare route of its own framework, too. */
-const OWN_BASELINE = { 'gatehouse + fastify': 'bare', 'gatehouse + express': 'bare express' };
+/** Each Postern row next to the bare route of its own framework, too. */
+const OWN_BASELINE = { 'postern + fastify': 'bare', 'postern + express': 'bare express' };
 for (const route of routes) {
   const spec = ROUTES[route];
   const base = samples.get(`${route}|bare`);
@@ -173,7 +173,7 @@ if (!args['no-write']) {
 route doing only the core work of that route, in the same run: for \`/auth/me\` the jose verify
 of the same EdDSA access token (same \`iss\`/\`aud\`/\`typ\`/claims checks); for \`/auth/login\`
 the Argon2id verify with the same parameters (19 MiB, t=2, p=1); for \`/auth/refresh\` SHA-256 of
-the token, a Map lookup and rotation, and a jose sign. Gatehouse runs on in-memory stores with
+the token, a Map lookup and rotation, and a jose sign. Postern runs on in-memory stores with
 the limiter raised out of the way; each refresh answer's new token is used by a later request,
 so every request is a real rotation. Each server runs in its own process; ${connections} connections, ${warmup} s warm-up,
 ${duration} s measured, ${rounds} interleaved rounds; req/s and p99 of the median round, ratio =
@@ -186,8 +186,8 @@ Reading the numbers: the Express rows carry Express's own per-request cost (its 
 the same baseline work mounted on bare Express (with \`express.json()\`): the ceiling any
 Express route has on this machine, and the last column compares each adapter with the bare route
 of its own framework. Through Fastify,
-Gatehouse's extra work on \`/auth/me\` (routing, ended-session check, user and MFA lookups, the
-problem-aware response) stays within the target. Login is dominated by Argon2id; Gatehouse adds a
+Postern's extra work on \`/auth/me\` (routing, ended-session check, user and MFA lookups, the
+problem-aware response) stays within the target. Login is dominated by Argon2id; Postern adds a
 session, a signed token and limiter bookkeeping, and its hash queue runs at most 4 hashes at once
 (the default libuv pool size). On a busy or 2-core machine the rounds scatter widely (the run log
 shows each round), so compare ratios of one run, never absolute numbers across runs.

@@ -4,7 +4,7 @@
 // collector, Node's C++, the kernel), next to the bare Fastify baseline. `--cpu-prof` sees
 // JavaScript only, and most of the gap to the baseline is not there.
 //
-//   node bench/intake-profile.mjs [--only 'gatehouse + fastify'] [--requests 200000]
+//   node bench/intake-profile.mjs [--only 'postern + fastify'] [--requests 200000]
 //                                 [--warmup 150000] [--frequency 5000] [--top 40]
 //
 // Needs `perf` (Debian: linux-perf) allowed to sample another process (root, or
@@ -23,7 +23,7 @@ import { SECRET, TARGETS } from './webhook-server.mjs';
 
 const { values: args } = parseArgs({
   options: {
-    only: { type: 'string', default: 'gatehouse + fastify' },
+    only: { type: 'string', default: 'postern + fastify' },
     requests: { type: 'string', default: '200000' },
     warmup: { type: 'string', default: '150000' },
     frequency: { type: 'string', default: '5000' },

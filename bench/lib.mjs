@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const root = new URL('..', import.meta.url);
 
-/** A Gatehouse package as users run it: its built ESM (`pnpm run build` first), not the sources
+/** A Postern package as users run it: its built ESM (`pnpm run build` first), not the sources
  *  through a transpiler (tsx's helpers would add their own per-call cost). */
 export async function built(pkg) {
   const entry = new URL(`packages/${pkg}/dist/index.js`, root);

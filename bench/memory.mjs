@@ -3,7 +3,7 @@
 //
 //   node bench/memory.mjs [--scale 1]      (re-runs itself with --expose-gc)
 //
-// Every request goes through `gh.handle()`, the same neutral handler the adapters call, so the
+// Every request goes through `ph.handle()`, the same neutral handler the adapters call, so the
 // numbers are those of real routes (validation, limiter, stores) without sockets. Retained
 // bytes = heap (V8 heap + array buffers) after a full collection, after minus before, over the
 // number of items. Writes the "Memory" section of docs/performance.md.
@@ -23,14 +23,14 @@ const { values: args } = parseArgs({ options: { scale: { type: 'string', default
 const scale = Number(args.scale);
 const n = (count) => Math.max(10, Math.round(count * scale));
 
-const { createGatehouse } = await built('core');
+const { createPostern } = await built('core');
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 
 /** Wall clock plus an offset the run moves forward (retention, expiry). */
 let offsetMs = 0;
 const clock = { now: () => new Date(Date.now() + offsetMs) };
 
-const gh = createGatehouse({
+const ph = createPostern({
   issuer: 'https://bench.test',
   audience: 'bench',
   clock,
@@ -52,7 +52,7 @@ const gh = createGatehouse({
 let ipSeq = 0;
 async function call(method, path, { json, bearer, headers = {}, raw, ip = '10.0.0.1' } = {}) {
   const body = raw ?? (json === undefined ? null : Buffer.from(JSON.stringify(json)));
-  const out = await gh.handle({
+  const out = await ph.handle({
     method,
     path,
     headers: {
@@ -261,7 +261,7 @@ perItem(
   'the raw body, the event record, its dedupe key',
 );
 const beforeDrain = await heap();
-await gh.outbox.drain();
+await ph.outbox.drain();
 perItem(
   'delivery event applied (kept as a mail_event; its message is not known)',
   deliveries,
@@ -277,7 +277,7 @@ perItem(
     inboundCount,
     (i) => intake(receivedBody(account.address, i)),
     50,
-    () => gh.outbox.drain(),
+    () => ph.outbox.drain(),
   ),
   'its outbox event (not yet purged) included',
 );
@@ -298,15 +298,15 @@ flat(
   await (async () => {
     const nobody = (i) => intake(receivedBody('nobody@elsewhere.test', i));
     await retained(n(20000), nobody); // warm
-    await gh.outbox.drain();
+    await ph.outbox.drain();
     offsetMs += 8 * 24 * 3600e3; // past the 7-day retention of what the run delivered so far
-    await gh.outbox.purge();
+    await ph.outbox.purge();
     const before = await heap();
     for (let round = 0; round < 10; round++) {
       await retained(n(20000), nobody);
-      await gh.outbox.drain();
+      await ph.outbox.drain();
       offsetMs += 8 * 24 * 3600e3;
-      await gh.outbox.purge();
+      await ph.outbox.purge();
     }
     return (await heap()) - before;
   })(),
@@ -325,7 +325,7 @@ writeSection(
   `## Memory
 
 \`bench/memory.mjs\` measures the embedded default (in-memory stores) in one process: each request
-goes through \`gh.handle()\`, the neutral handler both adapters call, so validation, limiter and
+goes through \`ph.handle()\`, the neutral handler both adapters call, so validation, limiter and
 stores run as they do behind a socket. Retained = V8 heap plus array buffers after a full
 collection, after the items minus before, over the number of items; every route runs a few
 hundred times before anything is measured. Password hashes are made with cheap Argon2id
@@ -349,7 +349,7 @@ times a day; after the default 30 days it holds about ${kib(monthOfUse)}, and th
 after it ends or expires. Accepted webhooks stay in memory until they are delivered and then
 for \`outbox.retentionMs\` (default 7 days); delivery events and inbound mail are data the
 inbox keeps by design. For more than a few thousand active users or a busy inbox, use
-\`@gatehouse/postgres\`.
+\`@postern/postgres\`.
 
 Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}; the process's RSS at the end was
 ${(rss / 2 ** 20).toFixed(0)} MiB. Reproduce with \`node bench/memory.mjs\` (\`--scale 0.1\` for a quick run).

@@ -12,7 +12,7 @@ export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const ISSUER = 'https://bench.test';
 export const AUDIENCE = 'bench';
 const MiB = 1024 * 1024;
-/** Pool size of every target: the same connections for Gatehouse and its baselines. */
+/** Pool size of every target: the same connections for Postern and its baselines. */
 const POOL_MAX = 10;
 /** Outbox deliveries at once, and pg-boss jobs fetched at once. */
 export const DRAIN_CONCURRENCY = 50;
@@ -35,7 +35,7 @@ function listen(server) {
 // ---------------------------------------------------------------- intake
 
 /** Baseline: a bare Fastify route doing the Standard Webhooks HMAC check and one INSERT of the
- *  raw body (deduplicated on the webhook id, as Gatehouse does), nothing else. */
+ *  raw body (deduplicated on the webhook id, as Postern does), nothing else. */
 async function bareIntake() {
   const db = pool();
   await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
@@ -78,28 +78,28 @@ async function bareIntake() {
   return { port: app.server.address().port };
 }
 
-/** Gatehouse on Postgres stores in this process's schema (migrated here). */
-async function gatehouse(extra = {}) {
-  const { createGatehouse } = await built('core');
+/** Postern on Postgres stores in this process's schema (migrated here). */
+async function postern(extra = {}) {
+  const { createPostern } = await built('core');
   const { migrate, postgresStores } = await built('postgres');
   const db = pool();
   await migrate(db, { schema });
   const stores = postgresStores({ pool: db, schema });
-  const gh = createGatehouse({
+  const ph = createPostern({
     issuer: ISSUER,
     audience: AUDIENCE,
     stores,
     settings: { 'inbox.mail.webhook-secret': SECRET },
     ...extra,
   });
-  return { gh, stores };
+  return { ph, stores };
 }
 
-async function mount(adapter, gh) {
+async function mount(adapter, ph) {
   if (adapter === 'fastify') {
-    const { gatehousePlugin } = await built('fastify');
+    const { posternPlugin } = await built('fastify');
     const app = Fastify({ bodyLimit: 10 * MiB });
-    await app.register(gatehousePlugin, { gatehouse: gh });
+    await app.register(posternPlugin, { postern: ph });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   }
@@ -107,7 +107,7 @@ async function mount(adapter, gh) {
     // No framework: the neutral handler straight on node:http (what an adapter costs shows here).
     return listen(
       createServer(async (req, res) => {
-        const out = await gh.handle({
+        const out = await ph.handle({
           method: req.method,
           path: req.url,
           headers: req.headers,
@@ -119,10 +119,10 @@ async function mount(adapter, gh) {
       }),
     );
   }
-  const { gatehouseRouter } = await built('express');
+  const { posternRouter } = await built('express');
   const express = fromPackage('express', 'express');
   const app = express();
-  app.use(gatehouseRouter(gh));
+  app.use(posternRouter(ph));
   return listen(createServer(app));
 }
 
@@ -173,15 +173,15 @@ async function bareRefresh() {
   return { port: app.server.address().port, fixtures: { refreshTokens } };
 }
 
-/** Gatehouse on Postgres with one user and `tokenCount` sessions, each with a refresh token. */
-async function gatehouseRefresh(adapter) {
-  const { gh, stores } = await gatehouse({
+/** Postern on Postgres with one user and `tokenCount` sessions, each with a refresh token. */
+async function posternRefresh(adapter) {
+  const { ph, stores } = await postern({
     keys: [jwk],
     maxSessionsPerUser: 1_000_000,
     // Each prepared token's chain rotates thousands of times a run.
     throttle: { 'refresh:session': { points: 1_000_000_000, durationSeconds: 1 } },
   });
-  const { user } = await gh.auth.signup({
+  const { user } = await ph.auth.signup({
     name: 'Bench User',
     email: 'bench@example.test',
     password: 'Tangerine-Orbit-Velvet-4821',
@@ -214,7 +214,7 @@ async function gatehouseRefresh(adapter) {
     );
     refreshTokens.push(token);
   }
-  return { port: await mount(adapter, gh), fixtures: { refreshTokens } };
+  return { port: await mount(adapter, ph), fixtures: { refreshTokens } };
 }
 
 // ---------------------------------------------------------------- drain
@@ -225,10 +225,10 @@ async function waitFor(check) {
   while (!(await check())) await new Promise((r) => setTimeout(r, 20));
 }
 
-/** The Gatehouse outbox: `jobs` pending events of a name with a no-op consumer, drained by one
+/** The Postern outbox: `jobs` pending events of a name with a no-op consumer, drained by one
  *  process's workers, `concurrency` deliveries at once. */
-async function drainGatehouse(concurrency) {
-  const { gh } = await gatehouse({ outbox: { concurrency } });
+async function drainPostern(concurrency) {
+  const { ph } = await postern({ outbox: { concurrency } });
   const db = pool();
   await db.query(
     `INSERT INTO "${schema}".outbox_events (id, name, payload, available_at, created_at)
@@ -237,11 +237,11 @@ async function drainGatehouse(concurrency) {
     [jobs],
   );
   let seen = 0;
-  gh.outbox.subscribe('bench.noop', async () => {
+  ph.outbox.subscribe('bench.noop', async () => {
     seen += 1;
   });
   const start = performance.now();
-  gh.outbox.start();
+  ph.outbox.start();
   await waitFor(async () => seen >= jobs);
   await waitFor(
     async () =>
@@ -249,7 +249,7 @@ async function drainGatehouse(concurrency) {
         .rows[0].n >= jobs,
   );
   const ms = performance.now() - start;
-  await gh.close();
+  await ph.close();
   return { jobs, ms };
 }
 
@@ -297,17 +297,17 @@ async function drainPgBoss(loops, batchSize) {
 
 const targets = {
   'intake: bare': bareIntake,
-  'intake: gatehouse + fastify': async () => ({ port: await mount('fastify', (await gatehouse()).gh) }),
-  'intake: gatehouse + express': async () => ({ port: await mount('express', (await gatehouse()).gh) }),
-  'intake: gatehouse + node:http': async () => ({ port: await mount('node:http', (await gatehouse()).gh) }),
+  'intake: postern + fastify': async () => ({ port: await mount('fastify', (await postern()).ph) }),
+  'intake: postern + express': async () => ({ port: await mount('express', (await postern()).ph) }),
+  'intake: postern + node:http': async () => ({ port: await mount('node:http', (await postern()).ph) }),
   'refresh: bare': bareRefresh,
-  'refresh: gatehouse + fastify': () => gatehouseRefresh('fastify'),
-  'refresh: gatehouse + express': () => gatehouseRefresh('express'),
-  [`drain: gatehouse outbox (concurrency ${DRAIN_CONCURRENCY})`]: async () => ({
+  'refresh: postern + fastify': () => posternRefresh('fastify'),
+  'refresh: postern + express': () => posternRefresh('express'),
+  [`drain: postern outbox (concurrency ${DRAIN_CONCURRENCY})`]: async () => ({
     port: 0,
-    fixtures: await drainGatehouse(DRAIN_CONCURRENCY),
+    fixtures: await drainPostern(DRAIN_CONCURRENCY),
   }),
-  'drain: gatehouse outbox (concurrency 500)': async () => ({ port: 0, fixtures: await drainGatehouse(500) }),
+  'drain: postern outbox (concurrency 500)': async () => ({ port: 0, fixtures: await drainPostern(500) }),
   [`drain: pg-boss (1 loop x batchSize ${DRAIN_CONCURRENCY})`]: async () => ({
     port: 0,
     fixtures: await drainPgBoss(1, DRAIN_CONCURRENCY),

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Gatehouse on Postgres next to baselines measured in the same run, on the same database:
+// Postern on Postgres next to baselines measured in the same run, on the same database:
 //   intake  <-> bare Fastify route: Standard Webhooks HMAC + one INSERT (deduplicated)
 //   refresh <-> bare Fastify route: SHA-256 + one UPDATE ... RETURNING + jose sign
 //   drain   <-> pg-boss draining the same number of no-op jobs
@@ -41,7 +41,7 @@ const only = args.only.split(',');
 const SERVER = new URL('postgres-server.mjs', import.meta.url);
 const pg = createRequire(new URL('../packages/postgres/package.json', import.meta.url))('pg');
 const baseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const dbName = `gh_bench_${randomBytes(4).toString('hex')}`;
+const dbName = `ph_bench_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Pool({ connectionString: baseUrl, max: 1 });
 await admin.query(`CREATE DATABASE ${dbName}`);
 const u = new URL(baseUrl);
@@ -132,15 +132,15 @@ try {
 const lines = [];
 const verdicts = [];
 const conc = DRAIN_CONCURRENCY;
-/** Each Gatehouse row is compared with the baseline named here (drain: its pg-boss pair). */
+/** Each Postern row is compared with the baseline named here (drain: its pg-boss pair). */
 const BASELINE_OF = {
-  'intake: gatehouse + fastify': 'intake: bare',
-  'intake: gatehouse + express': 'intake: bare',
-  'intake: gatehouse + node:http': 'intake: bare',
-  'refresh: gatehouse + fastify': 'refresh: bare',
-  'refresh: gatehouse + express': 'refresh: bare',
-  [`drain: gatehouse outbox (concurrency ${conc})`]: `drain: pg-boss (1 loop x batchSize ${conc})`,
-  'drain: gatehouse outbox (concurrency 500)': 'drain: pg-boss (4 loops x batchSize 500)',
+  'intake: postern + fastify': 'intake: bare',
+  'intake: postern + express': 'intake: bare',
+  'intake: postern + node:http': 'intake: bare',
+  'refresh: postern + fastify': 'refresh: bare',
+  'refresh: postern + express': 'refresh: bare',
+  [`drain: postern outbox (concurrency ${conc})`]: `drain: pg-boss (1 loop x batchSize ${conc})`,
+  'drain: postern outbox (concurrency 500)': 'drain: pg-boss (4 loops x batchSize 500)',
 };
 const TITLES = {
   intake: ['Webhook intake (`POST /inbox/webhook`)', 'req/s', 0.8],
@@ -181,7 +181,7 @@ if (!args['no-write']) {
     'Postgres',
     `## Postgres
 
-\`bench/postgres.mjs\` (autocannon) measures Gatehouse on \`@gatehouse/postgres\` next to
+\`bench/postgres.mjs\` (autocannon) measures Postern on \`@postern/postgres\` next to
 baselines doing only the same database work, in the same run, on the same (fresh) database:
 intake next to a bare Fastify route doing the Standard Webhooks HMAC check and one INSERT
 (deduplicated on the webhook id); refresh next to a bare Fastify route doing SHA-256 of the
@@ -195,7 +195,7 @@ fetches of a loop, so batches and loops are its throughput. Every process has a 
 connections. ${connections} HTTP connections, ${warmup} s warm-up, ${duration} s measured, ${rounds} interleaved
 rounds, median round shown; the server runs with \`synchronous_commit = ${settings}\`.
 Targets: intake at least 0.8x its baseline, drain at least 1x pg-boss. The Postgres part of
-intake is the same one INSERT in both; what separates Gatehouse from the bare route is the
+intake is the same one INSERT in both; what separates Postern from the bare route is the
 CPU of the webhook pipeline and the framework adapter, the same gap as on in-memory stores (see
 "Webhook intake" above), which the \`node:http\` row (the neutral handler without a framework)
 isolates.

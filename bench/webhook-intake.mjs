@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Signed webhook intake throughput: Gatehouse through each adapter next to a bare Fastify route
+// Signed webhook intake throughput: Postern through each adapter next to a bare Fastify route
 // that does only the same HMAC check and an in-memory append, in one run.
 //
 //   node bench/webhook-intake.mjs [--rounds 3] [--cycles 6] [--slice 2] [--connections 50]
@@ -8,7 +8,7 @@
 // Each server runs in its own process (bench/webhook-server.mjs), on a core of its own where
 // the machine allows (see pinServers). A round starts a fresh process per target, all of them
 // up at once; the load then moves between them in short slices, cycle after cycle, and each
-// Gatehouse slice is compared with the baseline slice of the same cycle. Why: this host's
+// Postern slice is compared with the baseline slice of the same cycle. Why: this host's
 // speed drifts by half within minutes (slices seconds apart see the same machine, rounds
 // minutes apart did not), and one process of a server can run several percent faster or slower
 // than the next (memory layout, hash seeds), which fresh processes per round average out.
@@ -75,8 +75,8 @@ async function load(port, seconds) {
 const EXPRESS_BASELINE = 'express (bare HMAC route)';
 /** Not a target: the contract's required work inline on bare Fastify (see webhook-server.mjs). */
 const REFERENCE = 'fastify (required work inline)';
-/** Each Gatehouse row next to the bare route of its own framework, too (node:http has none). */
-const OWN_BASELINE = { 'gatehouse + fastify': BASELINE, 'gatehouse + express': EXPRESS_BASELINE };
+/** Each Postern row next to the bare route of its own framework, too (node:http has none). */
+const OWN_BASELINE = { 'postern + fastify': BASELINE, 'postern + express': EXPRESS_BASELINE };
 const only = args.only?.split(',').map((t) => t.trim());
 // A subset still runs the baselines its targets are compared with.
 const RUN = TARGETS.filter(
@@ -111,7 +111,7 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-const isGatehouse = (target) => target.startsWith('gatehouse');
+const isPostern = (target) => target.startsWith('postern');
 // Ratios per cycle (each target against the baseline of the same cycle), then the median over
 // cycles.
 const ratioTo = (target, baseline) => median(samples[target].map((r, i) => r.rps / samples[baseline][i].rps));
@@ -140,12 +140,12 @@ const table = [
 ].join('\n');
 const TARGET = 0.8;
 const verdict = rows
-  .filter((r) => isGatehouse(r.target))
+  .filter((r) => isPostern(r.target))
   .map((r) => `${r.target} ${r.ratio.toFixed(2)}x (${r.ratio >= TARGET ? 'met' : 'not met'})`)
   .join(', ');
 const floor = rows.find((r) => r.target === REFERENCE);
 const floorNote = floor
-  ? `; the required work inline on bare Fastify (reference, no Gatehouse code): ${floor.ratio.toFixed(2)}x`
+  ? `; the required work inline on bare Fastify (reference, no Postern code): ${floor.ratio.toFixed(2)}x`
   : '';
 console.log(`\n${table}\n\nTarget ${TARGET}x: ${verdict}${floorNote}\n`);
 
@@ -164,7 +164,7 @@ costs here; the "its framework" column compares each adapter with that bare rout
 framework. ${placement} ${rounds} rounds, each with a fresh process per server, all
 up at once; the load (${connections} connections) moves between them in ${slice} s slices for ${cycles}
 cycles per round, after ${warmup} s of warm-up each. req/s and p99 are those of each server's
-median slice; a ratio is the median over all cycles of (target / baseline of the same cycle). Target: Gatehouse at 0.8x the
+median slice; a ratio is the median over all cycles of (target / baseline of the same cycle). Target: Postern at 0.8x the
 bare Fastify baseline or better.
 
 ${table}
@@ -172,13 +172,13 @@ ${table}
 Against the ${TARGET}x target (req/s): ${verdict}${floorNote}.
 
 The \`required work inline\` row is a reference, not a target: the same bare Fastify route doing
-what CONTRACT.md 4 asks of every signed request, written inline with no Gatehouse code, ports
+what CONTRACT.md 4 asks of every signed request, written inline with no Postern code, ports
 or promises (secret setting read per request, both header sets with their id, timestamp and
 signature-list rules, strict UTF-8 and a JSON-object body, the four routing rules, a dedupe
 \`Map\`, an outbox-shaped record with a random id, the same answer headers). Its ratio is what
 any implementation of the contract can reach through Fastify on this machine.
 
-What the Gatehouse rows do beyond the baseline: the neutral request (route match, body read
+What the Postern rows do beyond the baseline: the neutral request (route match, body read
 under the limit, problem+json mapping), the secret read per request, the full signature rules
 (both header sets, id and timestamp checks, several secrets), \`JSON.parse\` of the body (it
 must be a JSON object, and the unified route reads \`type\`/\`data\` to route it), the

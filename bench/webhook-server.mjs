@@ -1,6 +1,6 @@
 // One server under test for bench/webhook-intake.mjs, in its own process so the load generator
 // never shares its event loop. Started as `node bench/webhook-server.mjs <target>`;
-// prints `READY <port>` once listening. Gatehouse is loaded from the built packages.
+// prints `READY <port>` once listening. Postern is loaded from the built packages.
 import { isUtf8 } from 'node:buffer';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -45,7 +45,7 @@ function bareIntake() {
 }
 
 /** A reference, not a target: what CONTRACT.md 4 requires of every signed intake, written
- *  inline with no Gatehouse code, no ports and no promises: the secret setting read per request
+ *  inline with no Postern code, no ports and no promises: the secret setting read per request
  *  (a Map), the full Standard Webhooks rules (both prefixes, id and timestamp checks, up to 10
  *  canonical signatures), strict UTF-8 and a JSON-object body, the four routing rules, a
  *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers (the
@@ -148,7 +148,7 @@ async function bareFastify() {
   return app;
 }
 
-/** The reference answers with the headers every Gatehouse answer carries. */
+/** The reference answers with the headers every Postern answer carries. */
 const ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
 async function referenceFastify() {
@@ -173,9 +173,9 @@ function bareExpress() {
   return app;
 }
 
-async function gatehouse() {
-  const { createGatehouse } = await built('core');
-  return createGatehouse({
+async function postern() {
+  const { createPostern } = await built('core');
+  return createPostern({
     issuer: 'https://bench.test',
     audience: 'bench',
     settings: { 'inbox.mail.webhook-secret': SECRET },
@@ -194,26 +194,26 @@ const targets = {
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   },
-  'gatehouse + fastify': async () => {
-    const { gatehousePlugin } = await built('fastify');
+  'postern + fastify': async () => {
+    const { posternPlugin } = await built('fastify');
     const Fastify = fromPackage('fastify', 'fastify');
     const app = Fastify({ bodyLimit: 10 * MiB });
-    await app.register(gatehousePlugin, { gatehouse: await gatehouse() });
+    await app.register(posternPlugin, { postern: await postern() });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   },
-  'gatehouse + express': async () => {
-    const { gatehouseRouter } = await built('express');
+  'postern + express': async () => {
+    const { posternRouter } = await built('express');
     const express = fromPackage('express', 'express');
     const app = express();
-    app.use(gatehouseRouter(await gatehouse()));
+    app.use(posternRouter(await postern()));
     return listen(createServer(app));
   },
-  'gatehouse + node:http': async () => {
-    const gh = await gatehouse();
+  'postern + node:http': async () => {
+    const ph = await postern();
     return listen(
       createServer(async (req, res) => {
-        const out = await gh.handle({
+        const out = await ph.handle({
           method: req.method,
           path: req.url,
           headers: req.headers,

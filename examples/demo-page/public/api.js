@@ -1,8 +1,8 @@
-// The demo page's one way to talk to Gatehouse: JSON over fetch, tokens in bodies and the
+// The demo page's one way to talk to Postern: JSON over fetch, tokens in bodies and the
 // Authorization header, never in URLs. The access token lives in memory only; the refresh
 // token in sessionStorage (this tab only), so a reload keeps the session.
 
-const REFRESH_KEY = 'gatehouse-demo.refresh';
+const REFRESH_KEY = 'postern-demo.refresh';
 let accessToken = null;
 const listeners = new Set();
 
@@ -60,7 +60,7 @@ async function call(path, { method, json, auth = true } = {}) {
 }
 
 /**
- * Calls a Gatehouse route: `api('/auth/me')`, `api('/auth/login', { json })`,
+ * Calls a Postern route: `api('/auth/me')`, `api('/auth/login', { json })`,
  * `api('/auth/sessions/x', { method: 'DELETE' })`. Returns { status, ok, body }; an error's
  * body is the problem ({ code, title, detail, errors }). A 401 on an authenticated call
  * refreshes once and retries.

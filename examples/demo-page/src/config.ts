@@ -1,12 +1,12 @@
 import {
   ConfigError,
   directoryFiles,
-  type GatehouseOptions,
   type Logger,
   mailNotifier,
+  type PosternOptions,
   type Stores,
-} from '@gatehouse/core';
-import { consoleMailer, smtpMailer } from '@gatehouse/core/mailers';
+} from '@postern/core';
+import { consoleMailer, smtpMailer } from '@postern/core/mailers';
 import { readSigningKeys } from './keys.js';
 import { jsonLogger, logLevel } from './logger.js';
 
@@ -22,9 +22,9 @@ export interface AppConfig {
   workers: number;
   databaseUrl?: string;
   logger: Logger;
-  /** Options for `createGatehouse`. */
-  gatehouse: GatehouseOptions;
-  /** Releases what the config opened (SMTP connections, the Postgres pool); call after `gh.close()`. */
+  /** Options for `createPostern`. */
+  postern: PosternOptions;
+  /** Releases what the config opened (SMTP connections, the Postgres pool); call after `ph.close()`. */
   close(): Promise<void>;
 }
 
@@ -65,7 +65,7 @@ function productionLike(env: Env, origin: URL): boolean {
 }
 
 /** Postgres stores, loaded only when DATABASE_URL is set: the in-memory path never imports
- *  `pg` or `@gatehouse/postgres`. Applies pending migrations to `schema` first. */
+ *  `pg` or `@postern/postgres`. Applies pending migrations to `schema` first. */
 async function postgres(
   url: string,
   schema: string | undefined,
@@ -73,7 +73,7 @@ async function postgres(
 ): Promise<{ stores: Stores; close(): Promise<void> }> {
   const [{ default: pg }, { migrate, postgresStores }] = await Promise.all([
     import('pg'),
-    import('@gatehouse/postgres'),
+    import('@postern/postgres'),
   ]);
   // Migrations through a pool of their own without a query timeout: they wait for other
   // processes' migrations (an advisory lock) and DDL may run long.
@@ -101,7 +101,7 @@ async function postgres(
 }
 
 /** Reads the example apps' configuration: `PORT` (3000), `HOST` (127.0.0.1), `ORIGIN`
- *  (http://localhost:$PORT), `DATABASE_URL` (absent: in memory) with `DATABASE_SCHEMA` (gatehouse),
+ *  (http://localhost:$PORT), `DATABASE_URL` (absent: in memory) with `DATABASE_SCHEMA` (postern),
  *  `JWT_PRIVATE_KEYS` or `JWT_PRIVATE_KEYS_FILE` (a JWK or JWK set, see keys.ts; absent: ephemeral),
  *  `SMTP_URL` (absent: mails printed to the console), `WEBHOOK_SECRET`,
  *  `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`, `FILES_DIR` (absent: in memory), `WORKERS` (1),
@@ -133,16 +133,16 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
       'FILES_DIR is not set: attachments are kept in this process only, so another process (the worker, or the HTTP process beside it) cannot serve them and a restart loses them while their rows stay; set FILES_DIR to one directory every process shares',
     );
   }
-  const from = `Gatehouse demo <no-reply@${origin.hostname}>`;
+  const from = `Postern demo <no-reply@${origin.hostname}>`;
   const smtp = env.SMTP_URL ? smtpFrom(env.SMTP_URL, from) : undefined;
   const mailer = smtp ?? consoleMailer();
   const db = env.DATABASE_URL
     ? await postgres(env.DATABASE_URL, env.DATABASE_SCHEMA || undefined, logger)
     : undefined;
 
-  const gatehouse: GatehouseOptions = {
+  const postern: PosternOptions = {
     issuer: origin.origin,
-    audience: 'gatehouse-demo',
+    audience: 'postern-demo',
     keys,
     stores: db?.stores,
     mailer,
@@ -153,7 +153,7 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
       : undefined,
     files: env.FILES_DIR ? directoryFiles(env.FILES_DIR) : undefined,
     notifier: mailNotifier(mailer),
-    webauthn: { rpId: origin.hostname, rpName: 'Gatehouse demo', origin: origin.origin },
+    webauthn: { rpId: origin.hostname, rpName: 'Postern demo', origin: origin.origin },
     mfa: { encryptionKey: env.MFA_ENCRYPTION_KEY || undefined, required: env.MFA_REQUIRED === 'on' },
     routes: { signup: env.SIGNUP !== 'off' },
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean),
@@ -166,7 +166,7 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
     workers,
     databaseUrl: env.DATABASE_URL || undefined,
     logger,
-    gatehouse,
+    postern,
     async close() {
       smtp?.close();
       await db?.close();

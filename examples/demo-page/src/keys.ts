@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError, createKeyring, type KeyInput, silentLogger, systemClock } from '@gatehouse/core';
+import { ConfigError, createKeyring, type KeyInput, silentLogger, systemClock } from '@postern/core';
 import type { Env } from './config.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -36,7 +36,7 @@ async function checkKeys(keys: KeyInput[], source: string): Promise<void> {
     // Throws at once for a key of the wrong shape, type or size; signing finds the rest.
     const keyring = createKeyring({
       keys,
-      issuer: 'urn:gatehouse:key-check',
+      issuer: 'urn:postern:key-check',
       logger: silentLogger,
       clock: systemClock,
     });

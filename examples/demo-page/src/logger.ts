@@ -1,4 +1,4 @@
-import { ConfigError, type Logger } from '@gatehouse/core';
+import { ConfigError, type Logger } from '@postern/core';
 
 const levels = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 export type Level = keyof typeof levels;

@@ -1,4 +1,4 @@
-import { causeMessage, errorMessage, isStoreError } from '@gatehouse/core';
+import { causeMessage, errorMessage, isStoreError } from '@postern/core';
 import { jsonLogger } from './logger.js';
 
 /** What a process of an example runs: the app or the worker. */

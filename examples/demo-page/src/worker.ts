@@ -1,4 +1,4 @@
-import { ConfigError, createGatehouse } from '@gatehouse/core';
+import { ConfigError, createPostern } from '@postern/core';
 import { type Env, readConfig } from './config.js';
 import type { Running } from './main.js';
 
@@ -11,13 +11,13 @@ export async function runWorker(env: Env = process.env): Promise<Running> {
     );
   }
   const config = await readConfig({ ...env, WORKERS: env.WORKERS === '0' ? '1' : env.WORKERS });
-  const gh = createGatehouse(config.gatehouse);
-  gh.outbox.start();
+  const ph = createPostern(config.postern);
+  ph.outbox.start();
   config.logger.info({ event: 'worker_started', concurrency: Math.max(1, config.workers) }, 'worker started');
 
   return {
     async close() {
-      await gh.close();
+      await ph.close();
       await config.close();
     },
   };

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, createKeyring, silentLogger, systemClock } from '@gatehouse/core';
+import { ConfigError, createKeyring, silentLogger, systemClock } from '@postern/core';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NO_SERVER_REASON, schemaName, serverUrl } from '../../../packages/postgres/test/helpers/test-db.js';
@@ -56,18 +56,18 @@ describe('JWT signing keys from the environment', () => {
 
   it('accepts a JWK, a JWK set (first signs, the rest verify) and a key file', async () => {
     const jwk = generateKey();
-    expect((await readConfig({ ...base, JWT_PRIVATE_KEYS: jwk })).gatehouse.keys).toEqual([JSON.parse(jwk)]);
+    expect((await readConfig({ ...base, JWT_PRIVATE_KEYS: jwk })).postern.keys).toEqual([JSON.parse(jwk)]);
 
     // Rotation: the old key may be given as its public half only.
     const { d: _d, ...oldPublic } = JSON.parse(generateKey()) as Record<string, string>;
     const set = JSON.stringify({ keys: [JSON.parse(jwk), oldPublic] });
-    expect((await readConfig({ ...base, JWT_PRIVATE_KEYS: set })).gatehouse.keys).toHaveLength(2);
+    expect((await readConfig({ ...base, JWT_PRIVATE_KEYS: set })).postern.keys).toHaveLength(2);
 
-    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-keys-'));
+    const dir = await mkdtemp(join(tmpdir(), 'postern-keys-'));
     try {
       await writeFile(join(dir, 'jwks.json'), `${set}\n`);
       const config = await readConfig({ ...base, JWT_PRIVATE_KEYS_FILE: join(dir, 'jwks.json') });
-      expect(config.gatehouse.keys).toEqual(JSON.parse(set).keys);
+      expect(config.postern.keys).toEqual(JSON.parse(set).keys);
     } finally {
       await rm(dir, { recursive: true });
     }
@@ -192,7 +192,7 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
 
   it('is ignored without DATABASE_URL', async () => {
     const config = await readConfig({ ...base, DATABASE_SCHEMA: 'Not-Valid' });
-    expect(config.gatehouse.stores).toBeUndefined();
+    expect(config.postern.stores).toBeUndefined();
     await config.close();
   });
 
@@ -209,7 +209,7 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
       lines.some((l) => l.reason === 'files_in_memory');
     const shared = { ...base, DATABASE_URL: server!, DATABASE_SCHEMA: fresh() };
     expect(warned((await withLogs(shared)).lines)).toBe(true);
-    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-files-'));
+    const dir = await mkdtemp(join(tmpdir(), 'postern-files-'));
     try {
       const configured = await withLogs({ ...shared, FILES_DIR: dir });
       expect(configured.error).toBeUndefined();
@@ -225,7 +225,7 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
     const worker = await runWorker({ ...base, DATABASE_URL: server!, DATABASE_SCHEMA: schema, WORKERS: '1' });
     try {
       expect(await tablesIn(schema)).toEqual(
-        expect.arrayContaining(['gatehouse_migrations', 'outbox_events', 'users']),
+        expect.arrayContaining(['postern_migrations', 'outbox_events', 'users']),
       );
     } finally {
       await worker.close();
@@ -236,10 +236,10 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
 describe('TRUSTED_PROXIES', () => {
   it('lists addresses and ranges separated by commas or spaces; none by default', async () => {
     const listed = await readConfig({ ...base, TRUSTED_PROXIES: ' 10.0.0.0/8, ::1  192.0.2.7,' });
-    expect(listed.gatehouse.trustedProxies).toEqual(['10.0.0.0/8', '::1', '192.0.2.7']);
+    expect(listed.postern.trustedProxies).toEqual(['10.0.0.0/8', '::1', '192.0.2.7']);
     await listed.close();
     const none = await readConfig(base);
-    expect(none.gatehouse.trustedProxies).toEqual([]);
+    expect(none.postern.trustedProxies).toEqual([]);
     await none.close();
   });
 });

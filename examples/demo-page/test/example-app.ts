@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Gatehouse } from '@gatehouse/core';
-import { rawExchange } from '@gatehouse/testkit';
+import type { Postern } from '@postern/core';
+import { rawExchange } from '@postern/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY, type Env } from '../src/index.js';
 
-type StartApp = (env: Env) => Promise<{ url: string; gh: Gatehouse; close(): Promise<void> }>;
+type StartApp = (env: Env) => Promise<{ url: string; ph: Postern; close(): Promise<void> }>;
 
 /** An example app on a free loopback port, no workers, quiet: what app tests start from. */
 export const TEST_ENV: Env = {
@@ -47,7 +47,7 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       }
     });
 
-    it('answers unknown paths outside Gatehouse with a problem+json 404', async () => {
+    it('answers unknown paths outside Postern with a problem+json 404', async () => {
       // Malformed URLs too: Fastify refuses them before routing, Express routes them.
       for (const path of ['/totally/unknown', '/nope.js', '/%', '/x%ff', '/%c0%ae%c0%ae/']) {
         const res = await fetch(app.url + path, { method: path === '/nope.js' ? 'GET' : 'POST' });

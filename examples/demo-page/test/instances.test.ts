@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '@gatehouse/core';
+import { ConfigError } from '@postern/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_SERVER_REASON, schemaName, serverUrl } from '../../../packages/postgres/test/helpers/test-db.js';

@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import {
-  createGatehouse,
-  type Gatehouse,
-  GatehouseError,
+  createPostern,
+  type Postern,
+  PosternError,
   problemClientError,
   problemResponse,
-} from '@gatehouse/core';
-import { closeGracefully, type Env, readConfig, servePublic } from '@gatehouse/demo-page';
-import { gatehouseRouter } from '@gatehouse/express';
+} from '@postern/core';
+import { closeGracefully, type Env, readConfig, servePublic } from '@postern/demo-page';
+import { posternRouter } from '@postern/express';
 import express from 'express';
 
 export interface RunningApp {
@@ -15,25 +15,25 @@ export interface RunningApp {
   url: string;
   /** Where a browser opens the page (`ORIGIN`; passkeys work only there). */
   origin: string;
-  gh: Gatehouse;
+  ph: Postern;
   close(): Promise<void>;
 }
 
-/** The Express example: Gatehouse (mounted before any body parser), then the demo page. */
+/** The Express example: Postern (mounted before any body parser), then the demo page. */
 export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const config = await readConfig(env);
-  const gh = createGatehouse(config.gatehouse);
+  const ph = createPostern(config.postern);
   const app = express();
   app.disable('x-powered-by');
-  app.use(gatehouseRouter(gh));
+  app.use(posternRouter(ph));
   app.use(async (req, res, next) => {
     const file = await servePublic(req.method, req.url);
     if (!file) return next();
     res.writeHead(file.status, file.headers).end(req.method === 'HEAD' ? undefined : file.body);
   });
-  // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
+  // Everything else is a problem+json 404 too, like unknown routes under Postern's prefixes.
   app.use((_req, res) => {
-    const out = problemResponse(new GatehouseError('not_found'));
+    const out = problemResponse(new PosternError('not_found'));
     res.writeHead(out.status, out.headers).end(out.body);
   });
 
@@ -43,7 +43,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve).once('error', reject);
   });
-  if (config.workers > 0) gh.outbox.start();
+  if (config.workers > 0) ph.outbox.start();
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   config.logger.info(
@@ -54,10 +54,10 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   return {
     url,
     origin: config.origin,
-    gh,
+    ph,
     async close() {
       await closeGracefully(server);
-      await gh.close();
+      await ph.close();
       await config.close();
     },
   };

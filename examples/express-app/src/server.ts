@@ -1,8 +1,8 @@
-import { runMain } from '@gatehouse/demo-page';
+import { runMain } from '@postern/demo-page';
 import { startApp } from './app.js';
 
 await runMain(async () => {
   const app = await startApp(process.env);
-  console.log(`Gatehouse demo (Express) listening on ${app.url}: open ${app.origin}`);
+  console.log(`Postern demo (Express) listening on ${app.url}: open ${app.origin}`);
   return app;
 });

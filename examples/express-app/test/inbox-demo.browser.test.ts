@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { MailCatcher } from '@gatehouse/testkit';
+import { MailCatcher } from '@postern/testkit';
 import {
   type Chromium,
   chromiumSkipReason,
   freePort,
   hasChromium,
   launchChromium,
-} from '@gatehouse/testkit/browser';
+} from '@postern/testkit/browser';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.js';
@@ -25,7 +25,7 @@ describe.skipIf(!hasChromium)(`demo page inbox in Chromium${chromiumSkipReason}`
 
   /** Mail arrives: the inbound consumer runs as the outbox would run it. */
   const receive = (data: Record<string, unknown>) =>
-    app.gh.inbox.consumers.inbound({
+    app.ph.inbox.consumers.inbound({
       id: randomUUID(),
       name: 'inbox.mail.webhook.inbound.received',
       payload: JSON.stringify({ type: 'email.received', data: { email_id: randomUUID(), ...data } }),

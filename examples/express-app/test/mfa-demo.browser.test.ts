@@ -1,11 +1,11 @@
-import { MailCatcher } from '@gatehouse/testkit';
+import { MailCatcher } from '@postern/testkit';
 import {
   type Chromium,
   chromiumSkipReason,
   freePort,
   hasChromium,
   launchChromium,
-} from '@gatehouse/testkit/browser';
+} from '@postern/testkit/browser';
 import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

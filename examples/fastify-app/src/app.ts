@@ -1,12 +1,12 @@
 import {
-  createGatehouse,
-  type Gatehouse,
-  GatehouseError,
+  createPostern,
+  type Postern,
+  PosternError,
   problemClientError,
   problemResponse,
-} from '@gatehouse/core';
-import { closeGracefully, type Env, readConfig, servePublic } from '@gatehouse/demo-page';
-import { gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
+} from '@postern/core';
+import { closeGracefully, type Env, readConfig, servePublic } from '@postern/demo-page';
+import { posternFrameworkErrors, posternPlugin } from '@postern/fastify';
 import Fastify, { type FastifyReply } from 'fastify';
 
 export interface RunningApp {
@@ -14,30 +14,30 @@ export interface RunningApp {
   url: string;
   /** Where a browser opens the page (`ORIGIN`; passkeys work only there). */
   origin: string;
-  gh: Gatehouse;
+  ph: Postern;
   close(): Promise<void>;
 }
 
-/** The Fastify example: the Gatehouse plugin, then the demo page. */
+/** The Fastify example: the Postern plugin, then the demo page. */
 export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const config = await readConfig(env);
-  const gh = createGatehouse(config.gatehouse);
-  // Requests Fastify refuses before routing (a malformed URL) get problem+json under Gatehouse's
+  const ph = createPostern(config.postern);
+  // Requests Fastify refuses before routing (a malformed URL) get problem+json under Postern's
   // prefixes too, and so do those Node's parser refuses before Fastify (huge headers).
   const notFound = (reply: FastifyReply) => {
-    const out = problemResponse(new GatehouseError('not_found'));
+    const out = problemResponse(new PosternError('not_found'));
     return reply.code(out.status).headers(out.headers).send(out.body);
   };
   const app = Fastify({
     // A malformed URL outside the prefixes gets the same problem+json 404 as the Express app.
-    frameworkErrors: gatehouseFrameworkErrors(gh, { fallback: (_error, _request, reply) => notFound(reply) }),
+    frameworkErrors: posternFrameworkErrors(ph, { fallback: (_error, _request, reply) => notFound(reply) }),
     clientErrorHandler: problemClientError,
     // Fastify has none by default: a body that never ends would hold its request for good.
     // Node's own default (what the Express app gets), answered 408 problem+json.
     requestTimeout: 300_000,
   });
-  await app.register(gatehousePlugin, { gatehouse: gh });
-  // Everything else is a problem+json 404 too, like unknown routes under Gatehouse's prefixes.
+  await app.register(posternPlugin, { postern: ph });
+  // Everything else is a problem+json 404 too, like unknown routes under Postern's prefixes.
   app.setNotFoundHandler((_req, reply) => notFound(reply));
   app.get('/*', async (req, reply) => {
     const file = await servePublic(req.method, req.url);
@@ -46,7 +46,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
-  if (config.workers > 0) gh.outbox.start();
+  if (config.workers > 0) ph.outbox.start();
   const { port } = app.server.address() as { port: number };
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   config.logger.info(
@@ -57,10 +57,10 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   return {
     url,
     origin: config.origin,
-    gh,
+    ph,
     async close() {
       await closeGracefully(app.server, () => app.close());
-      await gh.close();
+      await ph.close();
       await config.close();
     },
   };

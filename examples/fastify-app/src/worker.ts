@@ -1,3 +1,3 @@
-import { runMain, runWorker } from '@gatehouse/demo-page';
+import { runMain, runWorker } from '@postern/demo-page';
 
 await runMain(() => runWorker(process.env));

@@ -1,5 +1,5 @@
 import type { RequestMeta } from './auth/log.js';
-import type { GatehouseOptions } from './options.js';
+import type { PosternOptions } from './options.js';
 import type { Clock } from './ports/clock.js';
 import type { Logger } from './ports/logger.js';
 import type { Mailer } from './ports/mailer.js';
@@ -109,9 +109,9 @@ export interface MfaGate {
   required?: boolean;
 }
 
-/** Everything the areas share. Built once by `createGatehouse`. */
-export interface GatehouseContext {
-  options: GatehouseOptions;
+/** Everything the areas share. Built once by `createPostern`. */
+export interface PosternContext {
+  options: PosternOptions;
   stores: Stores;
   keyring: Keyring;
   clock: Clock;

@@ -53,7 +53,7 @@ export interface FieldError {
   message: string;
 }
 
-export interface GatehouseErrorOptions {
+export interface PosternErrorOptions {
   detail?: string;
   errors?: FieldError[];
   /** Seconds, sent as `Retry-After` (429, 503). */
@@ -63,11 +63,11 @@ export interface GatehouseErrorOptions {
   cause?: unknown;
 }
 
-const BRAND = Symbol.for('gatehouse.error');
+const BRAND = Symbol.for('postern.error');
 
 /** The one error class for expected failures. Detected by brand, not `instanceof`,
  *  so two installed copies of the package still recognise each other's errors. */
-export class GatehouseError extends Error {
+export class PosternError extends Error {
   readonly [BRAND] = true;
   readonly code: ErrorCode;
   readonly status: number;
@@ -76,9 +76,9 @@ export class GatehouseError extends Error {
   readonly retryAfter?: number;
   readonly reason?: string;
 
-  constructor(code: ErrorCode, opts: GatehouseErrorOptions = {}) {
+  constructor(code: ErrorCode, opts: PosternErrorOptions = {}) {
     super(opts.detail ?? titles[code], opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = 'GatehouseError';
+    this.name = 'PosternError';
     this.code = code;
     this.status = errorStatus[code];
     this.detail = opts.detail;
@@ -95,7 +95,7 @@ export class GatehouseError extends Error {
   }
 }
 
-export function isGatehouseError(e: unknown): e is GatehouseError {
+export function isPosternError(e: unknown): e is PosternError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
 }
 
@@ -109,7 +109,7 @@ export class ConfigError extends Error {
 
 /** Thrown by store implementations for infrastructure failures (database down, ...).
  *  Mapped to 503 `unavailable` with `Retry-After`. */
-const STORE_BRAND = Symbol.for('gatehouse.store-error');
+const STORE_BRAND = Symbol.for('postern.store-error');
 
 export class StoreError extends Error {
   readonly [STORE_BRAND] = true;
@@ -134,13 +134,13 @@ export interface Problem {
 
 /** RFC 9457 body for an error; unknown errors become `internal` with nothing inside. */
 export function toProblem(e: unknown): { problem: Problem; retryAfter?: number } {
-  const err = isGatehouseError(e)
+  const err = isPosternError(e)
     ? e
     : isStoreError(e)
-      ? new GatehouseError('unavailable', { retryAfter: 1 })
-      : new GatehouseError('internal');
+      ? new PosternError('unavailable', { retryAfter: 1 })
+      : new PosternError('internal');
   const problem: Problem = {
-    type: `https://gatehouse.dev/problems/${err.code.replaceAll('_', '-')}`,
+    type: `https://postern.dev/problems/${err.code.replaceAll('_', '-')}`,
     title: err.title,
     status: err.status,
     code: err.code,

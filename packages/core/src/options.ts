@@ -5,7 +5,7 @@ import type { SettingsInput } from './ports/settings.js';
 import type { Stores } from './ports/stores.js';
 import type { KeyInput } from './tokens/keyring.js';
 
-export interface GatehouseOptions {
+export interface PosternOptions {
   /** `iss` of every token, e.g. `https://app.example`. */
   issuer: string;
   /** `aud` of access tokens. */
@@ -77,7 +77,7 @@ export interface GatehouseOptions {
   inbox?: import('./inbox/options.js').InboxOptions;
 }
 
-const KNOWN: Record<keyof GatehouseOptions, true> = {
+const KNOWN: Record<keyof PosternOptions, true> = {
   issuer: true,
   audience: true,
   keys: true,
@@ -112,20 +112,20 @@ const KNOWN: Record<keyof GatehouseOptions, true> = {
 type Keys<T> = Record<keyof NonNullable<T>, true>;
 
 /** The keys of each option group, kept complete by the types (`Keys`), for the same check. */
-const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
-  basePath: { auth: true, inbox: true, webhook: true } satisfies Keys<GatehouseOptions['basePath']>,
+const GROUPS: { [G in keyof PosternOptions]?: Record<string, true> } = {
+  basePath: { auth: true, inbox: true, webhook: true } satisfies Keys<PosternOptions['basePath']>,
   routes: { signup: true, emailVerification: true, emailChange: true } satisfies Keys<
-    GatehouseOptions['routes']
+    PosternOptions['routes']
   >,
-  bodyLimits: { auth: true, webhook: true } satisfies Keys<GatehouseOptions['bodyLimits']>,
-  passwordPolicy: { minScore: true, isBreached: true } satisfies Keys<GatehouseOptions['passwordPolicy']>,
+  bodyLimits: { auth: true, webhook: true } satisfies Keys<PosternOptions['bodyLimits']>,
+  passwordPolicy: { minScore: true, isBreached: true } satisfies Keys<PosternOptions['passwordPolicy']>,
   passwordHashing: {
     memoryCost: true,
     timeCost: true,
     parallelism: true,
     concurrency: true,
     maxQueue: true,
-  } satisfies Keys<GatehouseOptions['passwordHashing']>,
+  } satisfies Keys<PosternOptions['passwordHashing']>,
   // throttle: its buckets are checked where the limits are resolved (auth/options.ts).
   mfa: {
     methods: true,
@@ -139,9 +139,9 @@ const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
     maxSends: true,
     endSessionsOnChange: true,
     emailLockAfterPasswordChangeSeconds: true,
-  } satisfies Keys<GatehouseOptions['mfa']>,
-  webauthn: { rpId: true, rpName: true, origin: true } satisfies Keys<GatehouseOptions['webauthn']>,
-  webhook: { toleranceSeconds: true, headerPrefixes: true } satisfies Keys<GatehouseOptions['webhook']>,
+  } satisfies Keys<PosternOptions['mfa']>,
+  webauthn: { rpId: true, rpName: true, origin: true } satisfies Keys<PosternOptions['webauthn']>,
+  webhook: { toleranceSeconds: true, headerPrefixes: true } satisfies Keys<PosternOptions['webhook']>,
   outbox: {
     maxAttempts: true,
     baseDelayMs: true,
@@ -150,7 +150,7 @@ const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
     concurrency: true,
     visibilityTimeoutMs: true,
     retentionMs: true,
-  } satisfies Keys<GatehouseOptions['outbox']>,
+  } satisfies Keys<PosternOptions['outbox']>,
   inbox: {
     threadingWindowDays: true,
     maxAttachmentBytes: true,
@@ -158,7 +158,7 @@ const GROUPS: { [G in keyof GatehouseOptions]?: Record<string, true> } = {
     canCreateAccount: true,
     notificationLeaseMs: true,
     attachmentBudgetMs: true,
-  } satisfies Keys<GatehouseOptions['inbox']>,
+  } satisfies Keys<PosternOptions['inbox']>,
 };
 
 /** Keys that are not options, top level and in the option groups, as dotted paths (the type
@@ -168,7 +168,7 @@ export function unknownOptions(options: object): string[] {
   const unknown: string[] = [];
   for (const [key, value] of Object.entries(options)) {
     if (!Object.hasOwn(KNOWN, key)) unknown.push(key);
-    const group = GROUPS[key as keyof GatehouseOptions];
+    const group = GROUPS[key as keyof PosternOptions];
     if (group && typeof value === 'object' && value !== null)
       for (const k of Object.keys(value)) if (!Object.hasOwn(group, k)) unknown.push(`${key}.${k}`);
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { recordingLogger } from '@gatehouse/testkit';
+import { recordingLogger } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.js';
 import { createSealer } from '../src/mfa/seal.js';

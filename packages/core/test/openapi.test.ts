@@ -1,13 +1,13 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { createGatehouse } from '../src/gatehouse.js';
+import { createPostern } from '../src/postern.js';
 
-async function fetchDoc(options: Partial<Parameters<typeof createGatehouse>[0]> = {}, path = '/auth') {
-  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', ...options });
-  const res = await gh.handle({ method: 'GET', path: `${path}/openapi.json`, headers: {} });
-  await gh.close();
+async function fetchDoc(options: Partial<Parameters<typeof createPostern>[0]> = {}, path = '/auth') {
+  const ph = createPostern({ issuer: 'https://postern.test', audience: 'test', ...options });
+  const res = await ph.handle({ method: 'GET', path: `${path}/openapi.json`, headers: {} });
+  await ph.close();
   if (!res || typeof res.body !== 'string') throw new Error('no OpenAPI answer');
-  return { gh, res, doc: JSON.parse(res.body) as Record<string, any> };
+  return { ph, res, doc: JSON.parse(res.body) as Record<string, any> };
 }
 
 describe('OpenAPI document', () => {
@@ -23,9 +23,9 @@ describe('OpenAPI document', () => {
   });
 
   it('lists every route of the table with its method, summary and security', async () => {
-    const { gh, doc } = await fetchDoc();
-    expect(gh.routes.length).toBeGreaterThan(0);
-    for (const r of gh.routes) {
+    const { ph, doc } = await fetchDoc();
+    expect(ph.routes.length).toBeGreaterThan(0);
+    for (const r of ph.routes) {
       const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()];
       expect(op, `${r.method} ${r.fullPath}`).toBeDefined();
       expect(op.summary).toBe(r.summary);
@@ -35,12 +35,12 @@ describe('OpenAPI document', () => {
       });
     }
     const operations = Object.values(doc.paths).flatMap((p: any) => Object.keys(p));
-    expect(operations).toHaveLength(gh.routes.length);
+    expect(operations).toHaveLength(ph.routes.length);
   });
 
   it('describes JSON bodies from the zod schemas, strict objects included', async () => {
-    const { gh, doc } = await fetchDoc();
-    for (const r of gh.routes.filter((x) => x.body)) {
+    const { ph, doc } = await fetchDoc();
+    for (const r of ph.routes.filter((x) => x.body)) {
       const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
       const schema = op.requestBody.content['application/json'].schema;
       expect(schema.$schema).toBeUndefined();
@@ -55,8 +55,8 @@ describe('OpenAPI document', () => {
   });
 
   it('names path parameters in OpenAPI form, before any query parameters', async () => {
-    const { gh, doc } = await fetchDoc();
-    for (const r of gh.routes.filter((x) => x.fullPath.includes(':'))) {
+    const { ph, doc } = await fetchDoc();
+    for (const r of ph.routes.filter((x) => x.fullPath.includes(':'))) {
       const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
       const names = [...r.fullPath.matchAll(/:(\w+)/g)].map((m) => m[1]);
       expect(

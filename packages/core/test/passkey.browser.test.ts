@@ -3,13 +3,13 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createGatehouse, type Gatehouse } from '@gatehouse/core';
-import { type Chromium, chromiumSkipReason, hasChromium, launchChromium } from '@gatehouse/testkit/browser';
+import { createPostern, type Postern } from '@postern/core';
+import { type Chromium, chromiumSkipReason, hasChromium, launchChromium } from '@postern/testkit/browser';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 // A real browser (Debian's Chromium) with a CDP virtual authenticator does the WebAuthn
-// ceremonies against Gatehouse on a real HTTP server at http://localhost:<port>.
+// ceremonies against Postern on a real HTTP server at http://localhost:<port>.
 
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 const require = createRequire(import.meta.url);
@@ -24,12 +24,12 @@ const browserBundle = join(
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>passkey test</title>
 <script src="/vendor/simplewebauthn-browser.js"></script></head><body>passkey test</body></html>`;
 
-/** Gatehouse on node:http, plus the test page and the @simplewebauthn/browser bundle. */
-async function serve(): Promise<{ server: Server; origin: string; gh: Gatehouse }> {
-  let gh!: Gatehouse;
+/** Postern on node:http, plus the test page and the @simplewebauthn/browser bundle. */
+async function serve(): Promise<{ server: Server; origin: string; ph: Postern }> {
+  let ph!: Postern;
   const server = createServer(async (req, res) => {
     try {
-      const out = await gh.handle({
+      const out = await ph.handle({
         method: req.method ?? 'GET',
         path: req.url ?? '/',
         headers: req.headers,
@@ -51,12 +51,12 @@ async function serve(): Promise<{ server: Server; origin: string; gh: Gatehouse 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-  gh = createGatehouse({
+  ph = createPostern({
     issuer: origin,
     audience: 'passkey-test',
-    webauthn: { rpId: 'localhost', rpName: 'Gatehouse passkey test', origin },
+    webauthn: { rpId: 'localhost', rpName: 'Postern passkey test', origin },
   });
-  return { server, origin, gh };
+  return { server, origin, ph };
 }
 
 describe.skipIf(!hasChromium)(

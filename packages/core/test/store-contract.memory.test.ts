@@ -1,5 +1,5 @@
-import { memoryStores } from '@gatehouse/core/memory';
-import { describeStoreContract, TestClock } from '@gatehouse/testkit';
+import { memoryStores } from '@postern/core/memory';
+import { describeStoreContract, TestClock } from '@postern/testkit';
 
 describeStoreContract('memory', async () => {
   const clock = new TestClock();

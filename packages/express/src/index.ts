@@ -1,13 +1,13 @@
-import { type Gatehouse, gatehouseProblem, type NeutralResponse, type Principal } from '@gatehouse/core';
+import { type NeutralResponse, type Postern, type Principal, posternProblem } from '@postern/core';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 
-/** The part of a Gatehouse instance the router needs. */
-export type GatehouseHandler = Pick<Gatehouse, 'handle' | 'owns'>;
+/** The part of a Postern instance the router needs. */
+export type PosternHandler = Pick<Postern, 'handle' | 'owns'>;
 
 export const BODY_CONSUMED_MESSAGE =
-  'Gatehouse: the request body was already read by another middleware (e.g. express.json()). ' +
-  'Gatehouse reads the raw body itself (body limits, webhook signatures over the exact bytes). ' +
-  'Mount it before any body parser: app.use(gatehouseRouter(gh)); app.use(express.json());';
+  'Postern: the request body was already read by another middleware (e.g. express.json()). ' +
+  'Postern reads the raw body itself (body limits, webhook signatures over the exact bytes). ' +
+  'Mount it before any body parser: app.use(posternRouter(ph)); app.use(express.json());';
 
 function send(res: Response, out: NeutralResponse): void {
   res.writeHead(out.status, out.headers);
@@ -15,17 +15,17 @@ function send(res: Response, out: NeutralResponse): void {
   else res.end(out.body);
 }
 
-/** Express 5 middleware serving every Gatehouse route. Requests outside Gatehouse's mount
+/** Express 5 middleware serving every Postern route. Requests outside Postern's mount
  *  points fall through to the host (`next()`). Mount it before any body parser; under a
- *  sub-path (`app.use('/api', gatehouseRouter(gh))`) paths are taken relative to it. */
-export function gatehouseRouter(gh: GatehouseHandler): RequestHandler {
+ *  sub-path (`app.use('/api', posternRouter(ph))`) paths are taken relative to it. */
+export function posternRouter(ph: PosternHandler): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     // req.url is relative to the mount point, query included.
-    if (req.readableDidRead && gh.owns(req.path)) {
+    if (req.readableDidRead && ph.owns(req.path)) {
       next(new Error(BODY_CONSUMED_MESSAGE));
       return;
     }
-    const out = await gh.handle({
+    const out = await ph.handle({
       method: req.method,
       path: req.url,
       headers: req.headers,
@@ -39,13 +39,13 @@ export function gatehouseRouter(gh: GatehouseHandler): RequestHandler {
 }
 
 /** Middleware for the host's own routes: verifies the request's Bearer access token as
- *  Gatehouse's routes do (ended sessions are refused at once, failures logged alike) and puts
+ *  Postern's routes do (ended sessions are refused at once, failures logged alike) and puts
  *  the principal on `res.locals.principal` (typed: `principalOf(res)`); otherwise answers the
  *  same 401 `invalid_token` problem+json.
- *  `app.get('/orders', requireAuth(gh), (req, res) => res.json(ordersOf(principalOf(res).userId)))` */
-export function requireAuth(gh: Pick<Gatehouse, 'authorize'>): RequestHandler {
+ *  `app.get('/orders', requireAuth(ph), (req, res) => res.json(ordersOf(principalOf(res).userId)))` */
+export function requireAuth(ph: Pick<Postern, 'authorize'>): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const r = await gh.authorize({
+    const r = await ph.authorize({
       headers: req.headers,
       ip: req.socket.remoteAddress,
       path: req.originalUrl,
@@ -53,18 +53,18 @@ export function requireAuth(gh: Pick<Gatehouse, 'authorize'>): RequestHandler {
     if (r.principal) {
       res.locals.principal = r.principal;
       next();
-    } else if (res.headersSent) next(new Error('Gatehouse requireAuth: the response was already sent'));
+    } else if (res.headersSent) next(new Error('Postern requireAuth: the response was already sent'));
     else send(res, r.response);
   };
 }
 
-/** Error middleware, mounted after the host's routes: what a `gh.*` call threw in one of them
- *  (`gh.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
- *  is away) is answered as Gatehouse's own routes answer, problem+json; any other error goes
- *  on to the host's next error handler. `app.use(gatehouseErrors())` */
-export function gatehouseErrors(): ErrorRequestHandler {
+/** Error middleware, mounted after the host's routes: what a `ph.*` call threw in one of them
+ *  (`ph.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
+ *  is away) is answered as Postern's own routes answer, problem+json; any other error goes
+ *  on to the host's next error handler. `app.use(posternErrors())` */
+export function posternErrors(): ErrorRequestHandler {
   return (err, _req, res, next) => {
-    const out = res.headersSent ? null : gatehouseProblem(err);
+    const out = res.headersSent ? null : posternProblem(err);
     if (out) send(res, out);
     else next(err);
   };
@@ -73,6 +73,6 @@ export function gatehouseErrors(): ErrorRequestHandler {
 /** The principal `requireAuth` verified for this request (throws on a route it does not guard). */
 export function principalOf(res: Response): Principal {
   const p = res.locals.principal as Principal | undefined;
-  if (!p) throw new Error('Gatehouse principalOf: this route is not guarded by requireAuth(gh)');
+  if (!p) throw new Error('Postern principalOf: this route is not guarded by requireAuth(ph)');
   return p;
 }

@@ -1,4 +1,4 @@
-import { describeHttpContract } from '@gatehouse/testkit';
+import { describeHttpContract } from '@postern/testkit';
 import { expressHost } from './host.js';
 
 describeHttpContract('express', expressHost);

@@ -1,14 +1,14 @@
-import { createGatehouse, type Gatehouse, GatehouseError, StoreError } from '@gatehouse/core';
-import { BODY_CONSUMED_MESSAGE, gatehouseErrors, gatehouseRouter } from '@gatehouse/express';
-import { expectProblem, listen, type MountedServer } from '@gatehouse/testkit';
+import { createPostern, type Postern, PosternError, StoreError } from '@postern/core';
+import { BODY_CONSUMED_MESSAGE, posternErrors, posternRouter } from '@postern/express';
+import { expectProblem, listen, type MountedServer } from '@postern/testkit';
 import express, { type ErrorRequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 
-let gh: Gatehouse;
+let ph: Postern;
 let server: MountedServer;
 
 async function start(build: (app: express.Express) => void) {
-  gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
+  ph = createPostern({ issuer: 'https://postern.test', audience: 'test' });
   const app = express();
   build(app);
   server = await listen(app);
@@ -16,7 +16,7 @@ async function start(build: (app: express.Express) => void) {
 
 afterEach(async () => {
   await server?.close();
-  await gh?.close();
+  await ph?.close();
 });
 
 const jsonPost = (body: unknown) => ({
@@ -25,9 +25,9 @@ const jsonPost = (body: unknown) => ({
   body: JSON.stringify(body),
 });
 
-describe('gatehouseRouter', () => {
-  it('serves Gatehouse under the sub-path it is mounted at', async () => {
-    await start((app) => app.use('/api', gatehouseRouter(gh)));
+describe('posternRouter', () => {
+  it('serves Postern under the sub-path it is mounted at', async () => {
+    await start((app) => app.use('/api', posternRouter(ph)));
     const doc = await fetch(`${server.url}/api/auth/openapi.json`);
     expect(doc.status).toBe(200);
     // Its paths are relative to the mount point, which the document names as its server.
@@ -48,7 +48,7 @@ describe('gatehouseRouter', () => {
     };
     await start((app) => {
       app.use(express.json());
-      app.use(gatehouseRouter(gh));
+      app.use(posternRouter(ph));
       app.post('/host/echo', (req, res) => {
         res.json(req.body);
       });
@@ -58,9 +58,9 @@ describe('gatehouseRouter', () => {
     expect(res.status).toBe(500);
     expect(errors.map((e) => e.message)).toEqual([BODY_CONSUMED_MESSAGE]);
     expect(BODY_CONSUMED_MESSAGE).toMatch(/before any body parser/);
-    expect(BODY_CONSUMED_MESSAGE).toContain('app.use(gatehouseRouter(gh)); app.use(express.json());');
+    expect(BODY_CONSUMED_MESSAGE).toContain('app.use(posternRouter(ph)); app.use(express.json());');
 
-    // The host's own JSON routes keep working; bodiless Gatehouse routes too.
+    // The host's own JSON routes keep working; bodiless Postern routes too.
     const echo = await fetch(`${server.url}/host/echo`, jsonPost({ a: 1 }));
     expect(await echo.json()).toEqual({ a: 1 });
     expect((await fetch(`${server.url}/auth/openapi.json`)).status).toBe(200);
@@ -68,14 +68,14 @@ describe('gatehouseRouter', () => {
   });
 
   it('serves a document without servers when mounted at the root', async () => {
-    await start((app) => app.use(gatehouseRouter(gh)));
+    await start((app) => app.use(posternRouter(ph)));
     const doc = await (await fetch(`${server.url}/auth/openapi.json`)).json();
     expect(doc).not.toHaveProperty('servers');
   });
 
   it('leaves the body to host parsers mounted after it', async () => {
     await start((app) => {
-      app.use(gatehouseRouter(gh));
+      app.use(posternRouter(ph));
       app.use(express.json());
       app.post('/host/echo', (req, res) => {
         res.json(req.body);
@@ -85,12 +85,12 @@ describe('gatehouseRouter', () => {
     expect(await echo.json()).toEqual({ b: [1, 2] });
   });
 
-  it("gatehouseErrors answers Gatehouse's errors in host routes as problems and passes others on", async () => {
+  it("posternErrors answers Postern's errors in host routes as problems and passes others on", async () => {
     const passed: unknown[] = [];
     await start((app) => {
-      app.use(gatehouseRouter(gh));
+      app.use(posternRouter(ph));
       app.get('/host/limited', () => {
-        throw new GatehouseError('rate_limited', { retryAfter: 7 });
+        throw new PosternError('rate_limited', { retryAfter: 7 });
       });
       app.get('/host/store', async () => {
         throw new StoreError('database unavailable');
@@ -98,7 +98,7 @@ describe('gatehouseRouter', () => {
       app.get('/host/bug', () => {
         throw new TypeError('host bug');
       });
-      app.use(gatehouseErrors());
+      app.use(posternErrors());
       app.use(((err, _req, res, _next) => {
         passed.push(err);
         res.status(500).type('text/plain').send('host handler');

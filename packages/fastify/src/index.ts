@@ -1,16 +1,16 @@
 import {
-  type Gatehouse,
-  gatehouseProblem,
   type NeutralRequest,
   type NeutralResponse,
+  type Postern,
   type Principal,
-} from '@gatehouse/core';
+  posternProblem,
+} from '@postern/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-type Handles = Pick<Gatehouse, 'handle'>;
+type Handles = Pick<Postern, 'handle'>;
 
-export interface GatehousePluginOptions {
-  gatehouse: Pick<Gatehouse, 'handle' | 'prefixes'>;
+export interface PosternPluginOptions {
+  postern: Pick<Postern, 'handle' | 'prefixes'>;
 }
 
 const toNeutral = (
@@ -41,12 +41,12 @@ const notFound = (reply: FastifyReply) => reply.callNotFound();
  *  become problems); should it, Fastify answers its 500. `outside` takes a path the core does
  *  not own (a shared function by default: no closure per request). */
 function answer(
-  gh: Handles,
+  ph: Handles,
   reply: FastifyReply,
   req: NeutralRequest,
   outside: (reply: FastifyReply) => void = notFound,
 ): void {
-  gh.handle(req).then(
+  ph.handle(req).then(
     (out) => {
       if (out === null) outside(reply);
       else send(reply, out);
@@ -55,11 +55,11 @@ function answer(
   );
 }
 
-/** Fastify 5 plugin serving every Gatehouse route under `gatehouse.prefixes` (inside the
+/** Fastify 5 plugin serving every Postern route under `postern.prefixes` (inside the
  *  register `prefix`, if any). Encapsulated on purpose (no fastify-plugin): its raw-body
  *  content-type parser stays inside this plugin and never changes the host's parsing. */
-export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehousePluginOptions): Promise<void> {
-  const gh = opts.gatehouse;
+export async function posternPlugin(fastify: FastifyInstance, opts: PosternPluginOptions): Promise<void> {
+  const ph = opts.postern;
   const prefix = fastify.prefix;
 
   // The core reads the body itself, under each route's limit: hand it the stream untouched.
@@ -73,9 +73,9 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
 
   // No parser ran when there was no body: the untouched request stream is the (empty) body.
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    answer(gh, reply, toNeutral(request, prefix, (request.body as NeutralRequest['body']) ?? request.raw));
+    answer(ph, reply, toNeutral(request, prefix, (request.body as NeutralRequest['body']) ?? request.raw));
 
-  for (const p of gh.prefixes) {
+  for (const p of ph.prefixes) {
     fastify.all(p, handler);
     fastify.all(`${p === '/' ? '' : p}/*`, handler);
   }
@@ -84,18 +84,18 @@ export async function gatehousePlugin(fastify: FastifyInstance, opts: GatehouseP
   // body. The stream is still unread: let the core answer, as it does behind Express.
   fastify.setErrorHandler((error: { code?: string }, request, reply) => {
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-      return answer(gh, reply, toNeutral(request, prefix, request.raw));
+      return answer(ph, reply, toNeutral(request, prefix, request.raw));
     throw error;
   });
 }
 
 /** For `Fastify({ frameworkErrors })`: Fastify refuses some requests before routing (a
  *  malformed URL, an over-long route parameter), so no plugin sees them, and answers with its
- *  own JSON body. This hands them to Gatehouse, which answers problem+json under its prefixes
+ *  own JSON body. This hands them to Postern, which answers problem+json under its prefixes
  *  as it does behind Express; paths it does not own go to `fallback` (default: Fastify's 400
  *  error body). `prefix` is the plugin's register prefix, if any. */
-export function gatehouseFrameworkErrors(
-  gatehouse: Handles,
+export function posternFrameworkErrors(
+  postern: Handles,
   options: {
     prefix?: string;
     fallback?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
@@ -105,16 +105,16 @@ export function gatehouseFrameworkErrors(
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const outside = () => fallback(error, request, reply);
     if (request.url.startsWith(prefix))
-      answer(gatehouse, reply, toNeutral(request, prefix, request.raw), outside);
+      answer(postern, reply, toNeutral(request, prefix, request.raw), outside);
     else outside();
   };
 }
 
-/** For the host's `app.setErrorHandler(...)`: what a `gh.*` call threw in one of its own routes
- *  (`gh.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
- *  is away) is answered as Gatehouse's own routes answer, problem+json; anything else goes to
+/** For the host's `app.setErrorHandler(...)`: what a `ph.*` call threw in one of its own routes
+ *  (`ph.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
+ *  is away) is answered as Postern's own routes answer, problem+json; anything else goes to
  *  `fallback` (default: Fastify's own error answer). */
-export function gatehouseErrorHandler(
+export function posternErrorHandler(
   fallback: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown = (
     error,
     _request,
@@ -122,16 +122,16 @@ export function gatehouseErrorHandler(
   ) => reply.send(error),
 ) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): unknown => {
-    const out = gatehouseProblem(error);
+    const out = posternProblem(error);
     return out ? send(reply, out) : fallback(error, request, reply);
   };
 }
 
 /** The principal `requireAuth` verified for this request (throws on a route it does not guard):
- *  `app.get('/orders', { preHandler: requireAuth(gh) }, (req) => ordersOf(principalOf(req).userId))` */
+ *  `app.get('/orders', { preHandler: requireAuth(ph) }, (req) => ordersOf(principalOf(req).userId))` */
 export function principalOf(request: FastifyRequest): Principal {
   const p = request.principal;
-  if (!p) throw new Error('Gatehouse principalOf: this route is not guarded by requireAuth(gh)');
+  if (!p) throw new Error('Postern principalOf: this route is not guarded by requireAuth(ph)');
   return p;
 }
 
@@ -143,12 +143,12 @@ declare module 'fastify' {
 }
 
 /** A `preHandler` for the host's own routes: verifies the request's Bearer access token as
- *  Gatehouse's routes do (ended sessions are refused at once, failures logged alike) and sets
+ *  Postern's routes do (ended sessions are refused at once, failures logged alike) and sets
  *  `request.principal`; otherwise answers the same 401 `invalid_token` problem+json.
- *  `app.get('/orders', { preHandler: requireAuth(gh) }, (req) => ordersOf(req.principal!.userId))` */
-export function requireAuth(gh: Pick<Gatehouse, 'authorize'>) {
+ *  `app.get('/orders', { preHandler: requireAuth(ph) }, (req) => ordersOf(req.principal!.userId))` */
+export function requireAuth(ph: Pick<Postern, 'authorize'>) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const r = await gh.authorize({
+    const r = await ph.authorize({
       headers: request.headers,
       ip: request.socket.remoteAddress,
       path: request.url,

@@ -1,4 +1,4 @@
-import { describeHttpContract } from '@gatehouse/testkit';
+import { describeHttpContract } from '@postern/testkit';
 import { fastifyHost } from './host.js';
 
 describeHttpContract('fastify', fastifyHost);

@@ -1,29 +1,29 @@
-import { createGatehouse, type Gatehouse, GatehouseError, StoreError } from '@gatehouse/core';
-import { gatehouseErrorHandler, gatehouseFrameworkErrors, gatehousePlugin } from '@gatehouse/fastify';
-import { expectProblem } from '@gatehouse/testkit';
+import { createPostern, type Postern, PosternError, StoreError } from '@postern/core';
+import { posternErrorHandler, posternFrameworkErrors, posternPlugin } from '@postern/fastify';
+import { expectProblem } from '@postern/testkit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
-let gh: Gatehouse;
+let ph: Postern;
 let app: FastifyInstance;
 let url: string;
 
 async function start(build: (app: FastifyInstance) => Promise<void>, withFrameworkErrors = false) {
-  gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
-  app = Fastify(withFrameworkErrors ? { frameworkErrors: gatehouseFrameworkErrors(gh) } : {});
+  ph = createPostern({ issuer: 'https://postern.test', audience: 'test' });
+  app = Fastify(withFrameworkErrors ? { frameworkErrors: posternFrameworkErrors(ph) } : {});
   await build(app);
   url = await app.listen({ port: 0, host: '127.0.0.1' });
 }
 
 afterEach(async () => {
   await app?.close();
-  await gh?.close();
+  await ph?.close();
 });
 
-describe('gatehousePlugin', () => {
-  it('serves Gatehouse under the register prefix and strips it from the path', async () => {
+describe('posternPlugin', () => {
+  it('serves Postern under the register prefix and strips it from the path', async () => {
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh, prefix: '/api' });
+      await app.register(posternPlugin, { postern: ph, prefix: '/api' });
     });
     const doc = await fetch(`${url}/api/auth/openapi.json`);
     expect(doc.status).toBe(200);
@@ -37,7 +37,7 @@ describe('gatehousePlugin', () => {
 
   it('keeps its raw-body parser inside its scope: host routes still parse JSON', async () => {
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh });
+      await app.register(posternPlugin, { postern: ph });
       app.post('/host/echo', async (req) => req.body);
     });
     const echo = await fetch(`${url}/host/echo`, {
@@ -49,9 +49,9 @@ describe('gatehousePlugin', () => {
     expect(await echo.json()).toEqual({ a: [1, 'x'] });
   });
 
-  it('answers a malformed Content-Type with a Gatehouse problem, not a Fastify error body', async () => {
+  it('answers a malformed Content-Type with a Postern problem, not a Fastify error body', async () => {
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh });
+      await app.register(posternPlugin, { postern: ph });
     });
     const res = await fetch(`${url}/auth/nope`, {
       method: 'POST',
@@ -63,7 +63,7 @@ describe('gatehousePlugin', () => {
 
   it('answers a malformed URL under its prefixes with a problem when the host passes frameworkErrors', async () => {
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh });
+      await app.register(posternPlugin, { postern: ph });
     }, true);
     const bad = await fetch(`${url}/inbox/webhook/%E0%A4%A`, { method: 'POST', body: '{}' });
     await expectProblem(bad, 404, 'not_found');
@@ -73,11 +73,11 @@ describe('gatehousePlugin', () => {
     expect(elsewhere.headers.get('content-type')).not.toMatch(/problem/);
   });
 
-  it('registers routes only under the Gatehouse prefixes', async () => {
+  it('registers routes only under the Postern prefixes', async () => {
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh });
+      await app.register(posternPlugin, { postern: ph });
     });
-    for (const p of gh.prefixes) {
+    for (const p of ph.prefixes) {
       expect(app.hasRoute({ method: 'POST', url: p })).toBe(true);
       expect(app.hasRoute({ method: 'POST', url: `${p}/*` })).toBe(true);
     }
@@ -86,12 +86,12 @@ describe('gatehousePlugin', () => {
     expect(other.headers.get('content-type')).not.toMatch(/problem/);
   });
 
-  it("gatehouseErrorHandler answers Gatehouse's errors in host routes as problems, others as Fastify does", async () => {
+  it("posternErrorHandler answers Postern's errors in host routes as problems, others as Fastify does", async () => {
     const fallen: unknown[] = [];
     await start(async (app) => {
-      await app.register(gatehousePlugin, { gatehouse: gh });
+      await app.register(posternPlugin, { postern: ph });
       app.get('/host/limited', async () => {
-        throw new GatehouseError('rate_limited', { retryAfter: 7 });
+        throw new PosternError('rate_limited', { retryAfter: 7 });
       });
       app.get('/host/store', async () => {
         throw new StoreError('database unavailable');
@@ -102,10 +102,10 @@ describe('gatehousePlugin', () => {
       app.get('/host/teapot', async () => {
         throw Object.assign(new Error('short and stout'), { statusCode: 418 });
       });
-      app.setErrorHandler(gatehouseErrorHandler());
+      app.setErrorHandler(posternErrorHandler());
       app.register(async (scoped) => {
         scoped.setErrorHandler(
-          gatehouseErrorHandler((error, _request, reply) => {
+          posternErrorHandler((error, _request, reply) => {
             fallen.push(error);
             return reply.code(500).type('text/plain').send('host handler');
           }),

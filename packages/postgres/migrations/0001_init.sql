@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 1: the outbox (webhook receipts are its dedupe keys).
+-- Postern on Postgres, part 1: the outbox (webhook receipts are its dedupe keys).
 -- Applied by migrate() with search_path set to the target schema; names are unqualified.
 -- Append-only: never edit a released file, add the next number instead.
 

@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 3: MFA factors, pending logins, email codes, recovery codes,
+-- Postern on Postgres, part 3: MFA factors, pending logins, email codes, recovery codes,
 -- WebAuthn credentials and challenges.
 
 -- Confirmed TOTP and email factors; `secret` is the AES-256-GCM sealed TOTP seed

@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 4: inbox accounts and members, threads, messages, attachment
+-- Postern on Postgres, part 4: inbox accounts and members, threads, messages, attachment
 -- metadata, mail events, notification idempotency. Unique constraints carry every
 -- de-duplication: the address per account, provider_message_id per account, an attachment per
 -- (message, source), a mail event per outbox event, a notification per key.

@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 5: runtime settings shared by every instance (postgresSettings),
+-- Postern on Postgres, part 5: runtime settings shared by every instance (postgresSettings),
 -- e.g. `inbox.mail.webhook-secret`, so a secret rotates everywhere without a restart.
 
 CREATE TABLE settings (

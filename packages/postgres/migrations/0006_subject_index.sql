@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 6: the threading index keys subjects by md5. A btree row holds at
+-- Postern on Postgres, part 6: the threading index keys subjects by md5. A btree row holds at
 -- most 2,704 bytes, and a normalized subject (up to 998 characters) passes that in CJK, where a
 -- character is 3 bytes: such a message could not be stored at all, and its event went dead.
 -- The new index is built before the old one is dropped, so reads keep an index meanwhile (on a

@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 9: threads and messages of one millisecond are listed in arrival
+-- Postern on Postgres, part 9: threads and messages of one millisecond are listed in arrival
 -- order. A thread's `activity` ranks it among the account's threads whose newest messages share
 -- a millisecond (0 for every existing thread: their order, by id, is unchanged); messages
 -- break such ties on their identity column. New indexes are built before the old ones go, so

@@ -1,4 +1,4 @@
--- Gatehouse on Postgres, part 12: a budget of refresh rotations per session and window
+-- Postern on Postgres, part 12: a budget of refresh rotations per session and window
 -- (`throttle['refresh:session']`). Each rotation added a refresh_tokens row that lives as long
 -- as its session, so one account refreshing in a loop grew the table by ~1.6 GB an hour. The
 -- count sits on the session row the rotation already updates: no extra statement per refresh.

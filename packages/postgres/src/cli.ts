@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { causeMessage, errorMessage, jsonLinesLogger } from '@gatehouse/core';
+import { causeMessage, errorMessage, jsonLinesLogger } from '@postern/core';
 import { migrate } from './migrate.js';
 
-const USAGE = `Usage: gatehouse-postgres migrate [--schema <name>] [--database-url <url>]
+const USAGE = `Usage: postern-postgres migrate [--schema <name>] [--database-url <url>]
 
-Applies the numbered Gatehouse migrations to one schema (created when missing).
-  --schema         schema name (default: $DATABASE_SCHEMA or "gatehouse")
+Applies the numbered Postern migrations to one schema (created when missing).
+  --schema         schema name (default: $DATABASE_SCHEMA or "postern")
   --database-url   connection string (default: $DATABASE_URL)
 `;
 

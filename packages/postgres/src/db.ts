@@ -1,4 +1,4 @@
-import { StoreError } from '@gatehouse/core';
+import { StoreError } from '@postern/core';
 
 /** The part of a `pg` query result the stores read. */
 export interface QueryResultLike<R> {
@@ -69,7 +69,7 @@ export function mapError(e: unknown): unknown {
   if (isUnavailable(e)) return new StoreError('database unavailable', { cause: e });
   if ((e as { code?: unknown } | null)?.code === '42P01')
     return new Error(
-      `${(e as Error).message}: has migrate(pool, { schema }) (or \`gatehouse-postgres migrate --schema <name>\`) run for this schema?`,
+      `${(e as Error).message}: has migrate(pool, { schema }) (or \`postern-postgres migrate --schema <name>\`) run for this schema?`,
       { cause: e },
     );
   return e;

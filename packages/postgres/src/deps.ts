@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '@gatehouse/core';
+import type { Clock, Logger } from '@postern/core';
 import type { Queryable } from './db.js';
 import type { Pinger, WakeHub } from './wake.js';
 

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, type Logger, warningsLogger } from '@gatehouse/core';
+import { ConfigError, type Logger, warningsLogger } from '@postern/core';
 import { guarded, mapError, type PoolLike, type Queryable, watchClient } from './db.js';
 import { checkSchema, DEFAULT_SCHEMA } from './schema.js';
 
 export interface MigrateOptions {
-  /** Schema holding every Gatehouse table (created when missing). Default `gatehouse`. */
+  /** Schema holding every Postern table (created when missing). Default `postern`. */
   schema?: string;
   logger?: Logger;
   /** Where the numbered `.sql` files live. Default: the package's `migrations/` folder. */
@@ -48,7 +48,7 @@ export async function readMigrations(dir = defaultMigrationsDir()): Promise<Migr
 
 /**
  * Brings `schema` up to the newest migration. Idempotent: applied files are recorded in
- * `<schema>.gatehouse_migrations` and skipped. Safe to run from several processes at once:
+ * `<schema>.postern_migrations` and skipped. Safe to run from several processes at once:
  * a session advisory lock keyed by the schema name serialises them, and each file is applied
  * in its own transaction together with its record, so a crash leaves no half-applied file.
  */
@@ -56,7 +56,7 @@ export async function migrate(pool: PoolLike, opts: MigrateOptions = {}): Promis
   const schema = checkSchema(opts.schema ?? DEFAULT_SCHEMA);
   const logger = opts.logger ?? warningsLogger;
   const files = await readMigrations(opts.dir);
-  const lockKey = `gatehouse.migrate:${schema}`;
+  const lockKey = `postern.migrate:${schema}`;
   let client: Awaited<ReturnType<PoolLike['connect']>>;
   try {
     client = await pool.connect();
@@ -72,14 +72,14 @@ export async function migrate(pool: PoolLike, opts: MigrateOptions = {}): Promis
     try {
       await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       await db.query(
-        `CREATE TABLE IF NOT EXISTS "${schema}".gatehouse_migrations (
+        `CREATE TABLE IF NOT EXISTS "${schema}".postern_migrations (
           version integer PRIMARY KEY,
           name text NOT NULL,
           checksum text NOT NULL,
           applied_at timestamptz NOT NULL DEFAULT now()
         )`,
       );
-      const done = await db.query(`SELECT version, name, checksum FROM "${schema}".gatehouse_migrations`);
+      const done = await db.query(`SELECT version, name, checksum FROM "${schema}".postern_migrations`);
       const known = new Map<number, { name: string; checksum: string }>(
         done.rows.map((r: { version: number; name: string; checksum: string }) => [r.version, r]),
       );
@@ -111,7 +111,7 @@ export async function migrate(pool: PoolLike, opts: MigrateOptions = {}): Promis
           await db.query(`SET LOCAL search_path TO "${schema}"`);
           await db.query(file.sql);
           await db.query(
-            `INSERT INTO "${schema}".gatehouse_migrations (version, name, checksum) VALUES ($1, $2, $3)`,
+            `INSERT INTO "${schema}".postern_migrations (version, name, checksum) VALUES ($1, $2, $3)`,
             [file.version, file.name, file.checksum],
           );
           await db.query('COMMIT');

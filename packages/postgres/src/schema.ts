@@ -1,6 +1,6 @@
-import { ConfigError } from '@gatehouse/core';
+import { ConfigError } from '@postern/core';
 
-export const DEFAULT_SCHEMA = 'gatehouse';
+export const DEFAULT_SCHEMA = 'postern';
 
 /** A schema name goes into SQL text (identifiers cannot be bound), so only plain lower-case
  *  identifiers are accepted: no quoting tricks, no surprises with case folding. */

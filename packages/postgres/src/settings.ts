@@ -1,4 +1,4 @@
-import type { Settings } from '@gatehouse/core';
+import type { Settings } from '@postern/core';
 import { guarded, type PoolLike } from './db.js';
 import { DEFAULT_SCHEMA, qualifier } from './schema.js';
 
@@ -17,7 +17,7 @@ export interface PostgresSettings extends Settings {
 }
 
 /** The Settings port on the `settings` table, for values every instance must share
- *  (`createGatehouse({ settings: postgresSettings({ pool }) })`). */
+ *  (`createPostern({ settings: postgresSettings({ pool }) })`). */
 export function postgresSettings(opts: PostgresSettingsOptions): PostgresSettings {
   const db = guarded(opts.pool);
   const T = qualifier(opts.schema ?? DEFAULT_SCHEMA)('settings');

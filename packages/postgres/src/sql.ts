@@ -1,4 +1,4 @@
-import { StoreError } from '@gatehouse/core';
+import { StoreError } from '@postern/core';
 import type { Queryable } from './db.js';
 
 /** SQLSTATE unique_violation. */

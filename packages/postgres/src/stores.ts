@@ -5,7 +5,7 @@ import {
   type Stores,
   systemClock,
   warningsLogger,
-} from '@gatehouse/core';
+} from '@postern/core';
 import { guarded, type PoolLike, type Queryable, withTransaction } from './db.js';
 import type { StoreDeps } from './deps.js';
 import { checkSchema, DEFAULT_SCHEMA, qualifier } from './schema.js';
@@ -33,9 +33,9 @@ import { createPinger, createWakeHub } from './wake.js';
 export interface PostgresStoresOptions {
   /** A `pg.Pool` (or anything shaped like one). The host owns it: `close()` does not end it. */
   pool: PoolLike;
-  /** Schema the migrations were applied to. Default `gatehouse`. */
+  /** Schema the migrations were applied to. Default `postern`. */
   schema?: string;
-  /** Time source for expiry decisions (the same clock as the Gatehouse instance). */
+  /** Time source for expiry decisions (the same clock as the Postern instance). */
   clock?: Clock;
   logger?: Logger;
   /** Wake outbox workers with LISTEN/NOTIFY (holds one pooled connection while workers run).
@@ -69,7 +69,7 @@ function portStores(deps: StoreDeps): PortStores {
   };
 }
 
-const POOL_ERROR_HANDLED = Symbol.for('gatehouse.postgres.pool-error-handled');
+const POOL_ERROR_HANDLED = Symbol.for('postern.postgres.pool-error-handled');
 
 /** Every option, checked complete against the type: a new option cannot be refused as unknown. */
 const OPTION_KEYS = { pool: true, schema: true, clock: true, logger: true, listen: true } satisfies Record<
@@ -97,7 +97,7 @@ function storesOptions(
 }
 
 /**
- * Every Gatehouse storage port on Postgres. Run `migrate(pool, { schema })` first (the
+ * Every Postern storage port on Postgres. Run `migrate(pool, { schema })` first (the
  * examples do it at start-up). Atomicity lives in SQL: single statements with
  * `... WHERE <still valid> RETURNING`, unique constraints for de-duplication, row locks where a
  * read decides a write, `FOR UPDATE SKIP LOCKED` for outbox claims.

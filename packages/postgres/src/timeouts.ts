@@ -1,4 +1,4 @@
-import type { Logger } from '@gatehouse/core';
+import type { Logger } from '@postern/core';
 import type { PoolLike } from './db.js';
 
 const positive = (v: unknown): number | null => (typeof v === 'number' && v > 0 ? v : null);

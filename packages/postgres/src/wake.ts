@@ -1,15 +1,15 @@
 import { randomInt } from 'node:crypto';
-import type { Logger } from '@gatehouse/core';
+import type { Logger } from '@postern/core';
 import type { PoolClientLike, PoolLike } from './db.js';
 
-export const OUTBOX_CHANNEL = 'gatehouse_outbox';
+export const OUTBOX_CHANNEL = 'postern_outbox';
 /** At most one wake-up NOTIFY per process in this window. */
 export const PING_EVERY_MS = 50;
 /** First key of every presence lock (`pg_advisory_lock(PRESENCE_CLASS, key)`): "gate". */
 export const PRESENCE_CLASS = 0x67617465;
 
 /**
- * Wakes sleeping workers of this schema in every process: `NOTIFY gatehouse_outbox` with the
+ * Wakes sleeping workers of this schema in every process: `NOTIFY postern_outbox` with the
  * schema name as payload. Not a trigger on the outbox table: a NOTIFY takes a database-wide lock
  * at commit, which would serialise every intake commit behind it. Here the first publish after
  * a quiet spell notifies at once and later ones are folded into one NOTIFY per window, sent in
@@ -62,7 +62,7 @@ type ListenClient = PoolClientLike & {
 /**
  * One connection per stores instance, open only while outbox workers run in this process
  * (intake-only processes never hold it). It does two things:
- * - `LISTEN gatehouse_outbox`: publishers ping with the schema name as payload (see
+ * - `LISTEN postern_outbox`: publishers ping with the schema name as payload (see
  *   createPinger), so sleeping workers claim at once (apps sharing a database do not wake
  *   each other);
  * - presence: it holds a session advisory lock on a random key. Claims made meanwhile carry

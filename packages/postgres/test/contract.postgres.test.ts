@@ -1,5 +1,5 @@
-import type { Stores } from '@gatehouse/core';
-import { describeStoreContract, TestClock } from '@gatehouse/testkit';
+import type { Stores } from '@postern/core';
+import { describeStoreContract, TestClock } from '@postern/testkit';
 import { afterAll, afterEach } from 'vitest';
 import { postgresStores } from '../src/stores.js';
 import { openTestDatabase } from './helpers/test-db.js';

@@ -1,4 +1,4 @@
-import { createGatehouse, type Gatehouse, type Mail, silentLogger } from '@gatehouse/core';
+import { createPostern, type Mail, type Postern, silentLogger } from '@postern/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -15,7 +15,7 @@ const LOOPS = 6;
 let db: TestDatabase;
 const pools: pg.Pool[] = [];
 const mails: Mail[] = [];
-let instances: Gatehouse[] = [];
+let instances: Postern[] = [];
 
 describe.skipIf(!server)(
   `logins racing a password reset on two instances${server ? '' : ` (skipped: ${NO_SERVER_REASON})`}`,
@@ -26,8 +26,8 @@ describe.skipIf(!server)(
         const pool = new pg.Pool({ connectionString: db.url!, max: LOOPS + 2 });
         pools.push(pool);
         instances.push(
-          createGatehouse({
-            issuer: 'https://gatehouse.test',
+          createPostern({
+            issuer: 'https://postern.test',
             audience: 'races',
             stores: postgresStores({ pool, schema: db.schema, listen: false }),
             mailer: { send: async (m) => void mails.push(m) },
@@ -42,24 +42,24 @@ describe.skipIf(!server)(
       }
     });
     afterAll(async () => {
-      for (const gh of instances) await gh.close();
+      for (const ph of instances) await ph.close();
       instances = [];
       for (const p of pools) await p.end();
       await db?.close();
     });
 
     it('leaves no session of a login that checked the old password', async () => {
-      const [a, b] = instances as [Gatehouse, Gatehouse];
+      const [a, b] = instances as [Postern, Postern];
       const email = `race-${Date.now()}@example.test`;
       const { user } = await a.auth.signup({ name: 'Race', email, password: OLD });
 
       let resetDone = false;
       let started = 0;
-      const loop = async (gh: Gatehouse) => {
+      const loop = async (ph: Postern) => {
         // Until the reset is done, then a few more: those started before it are the point.
         for (let extra = 0; extra < 2; extra += resetDone ? 1 : 0) {
           started++;
-          await gh.auth.login({ email, password: OLD, refreshToken: true }).catch(() => null);
+          await ph.auth.login({ email, password: OLD, refreshToken: true }).catch(() => null);
         }
       };
       const loops = Array.from({ length: LOOPS }, (_, i) => loop(i % 2 === 0 ? a : b));

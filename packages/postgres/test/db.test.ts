@@ -1,4 +1,4 @@
-import { ConfigError, isStoreError, silentLogger, toProblem } from '@gatehouse/core';
+import { ConfigError, isStoreError, silentLogger, toProblem } from '@postern/core';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUnavailable } from '../src/db.js';
@@ -133,7 +133,7 @@ describe('database unavailable', () => {
   });
 
   it.skipIf(!server)(`maps a connection killed by the server to StoreError${skipNote}`, async () => {
-    const app = `gh_kill_${db.schema}`;
+    const app = `ph_kill_${db.schema}`;
     const pool = new pg.Pool({ connectionString: db.url!, max: 1, application_name: app });
     const s = postgresStores({ pool, schema: db.schema, listen: false, logger: silentLogger });
     // A transaction holds the pool's only connection; the server ends it mid-way.

@@ -1,4 +1,4 @@
-import { describeHttpContract } from '@gatehouse/testkit';
+import { describeHttpContract } from '@postern/testkit';
 import { afterAll, describe, it } from 'vitest';
 import { expressHost, fastifyHost } from './helpers/hosts.js';
 import { contractStores, NO_SERVER_REASON, openTestDatabase, serverUrl } from './helpers/test-db.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { recordingLogger } from '@gatehouse/testkit';
+import { recordingLogger } from '@postern/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../src/migrate.js';
@@ -25,7 +25,7 @@ const fresh = (label: string) => {
 };
 
 async function tempMigrations(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'gh-migrations-'));
+  const dir = await mkdtemp(join(tmpdir(), 'ph-migrations-'));
   for (const [name, sql] of Object.entries(files)) await writeFile(join(dir, name), sql);
   return dir;
 }
@@ -55,7 +55,7 @@ describe('migrate', () => {
     const second = await migrate(db.pool, { schema });
     expect(second.applied).toEqual([]);
     const recorded = await db.pool.query(
-      `SELECT version FROM "${schema}".gatehouse_migrations ORDER BY version`,
+      `SELECT version FROM "${schema}".postern_migrations ORDER BY version`,
     );
     expect(recorded.rows.map((r: { version: number }) => r.version)).toEqual(files.map((f) => f.version));
   });
@@ -70,7 +70,7 @@ describe('migrate', () => {
       'CREATE TABLE b (id int PRIMARY KEY); INSERT INTO b VALUES (1);',
     );
     expect((await migrate(db.pool, { schema, dir })).applied).toEqual(['0002_b.sql', '0003_c.sql']);
-    expect(await tableNames(schema)).toEqual(['a', 'b', 'c', 'gatehouse_migrations']);
+    expect(await tableNames(schema)).toEqual(['a', 'b', 'c', 'postern_migrations']);
   });
 
   it('keeps two schemas in one database apart', async () => {
@@ -92,7 +92,7 @@ describe('migrate', () => {
       '0003_later.sql': 'CREATE TABLE later (id int);',
     });
     await expect(migrate(db.pool, { schema, dir })).rejects.toThrow(/no_such_function/);
-    expect(await tableNames(schema)).toEqual(['gatehouse_migrations', 'ok']);
+    expect(await tableNames(schema)).toEqual(['ok', 'postern_migrations']);
     // The lock was released: a fixed file applies on the next run.
     await writeFile(join(dir, '0002_bad.sql'), 'CREATE TABLE half (id int);');
     expect((await migrate(db.pool, { schema, dir })).applied).toEqual(['0002_bad.sql', '0003_later.sql']);
@@ -149,7 +149,7 @@ const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 const run = (cmd: string, args: string[], opts: { env: NodeJS.ProcessEnv }) =>
   promisify(execFile)(cmd, args, { ...opts, cwd: pkgDir });
 
-describe('gatehouse-postgres migrate (CLI)', () => {
+describe('postern-postgres migrate (CLI)', () => {
   it.skipIf(!url)(
     `migrates the schema named by --schema using DATABASE_URL${url ? '' : ` (skipped: ${NO_SERVER_REASON})`}`,
     async () => {

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createGatehouse, STATUS_RANK } from '@gatehouse/core';
-import { MailCatcher, standardWebhookHeaders, TEST_WEBHOOK_SECRET } from '@gatehouse/testkit';
+import { createPostern, STATUS_RANK } from '@postern/core';
+import { MailCatcher, standardWebhookHeaders, TEST_WEBHOOK_SECRET } from '@postern/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -85,7 +85,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, ms: number
 describe.skipIf(!server)(
   `several app and worker processes on one database${server ? '' : ` (skipped: ${NO_SERVER_REASON})`}`,
   () => {
-    const dbName = `gh_mp_${randomBytes(4).toString('hex')}`;
+    const dbName = `ph_mp_${randomBytes(4).toString('hex')}`;
     const children: ChildProcess[] = [];
     let admin: pg.Pool;
     let pool: pg.Pool;
@@ -152,11 +152,11 @@ describe.skipIf(!server)(
       phase('apps listening');
       // Accounts with an owner and a member each, and outbound mail for delivery events to name.
       const stores = postgresStores({ pool, listen: false });
-      const gh = createGatehouse({ issuer: 'https://mp.test', audience: 'mp', stores });
+      const ph = createPostern({ issuer: 'https://mp.test', audience: 'mp', stores });
       const accounts: string[] = [];
       const users: string[] = [];
       for (let i = 0; i < ACCOUNTS; i++) {
-        const { user } = await gh.auth.signup({
+        const { user } = await ph.auth.signup({
           name: `Owner ${i}`,
           email: `owner${i}@mp.test`,
           password: `Quartz-Lantern-${i}-Meadow-Falcon`,
@@ -164,18 +164,18 @@ describe.skipIf(!server)(
         users.push(user.id);
       }
       for (let i = 0; i < ACCOUNTS; i++) {
-        const account = await gh.inbox.createAccount(users[i]!, {
+        const account = await ph.inbox.createAccount(users[i]!, {
           address: `box${i}@mp.test`,
           name: `Box ${i}`,
         });
-        await gh.inbox.addMember(users[i]!, account.id, {
+        await ph.inbox.addMember(users[i]!, account.id, {
           email: `owner${(i + 1) % ACCOUNTS}@mp.test`,
           role: 'member',
         });
         accounts.push(account.id);
       }
       for (let k = 0; k < OUTBOUND; k++) {
-        await gh.inbox.recordOutbound({
+        await ph.inbox.recordOutbound({
           accountId: accounts[k % ACCOUNTS]!,
           providerMessageId: `out-${k}`,
           to: `customer${k}@elsewhere.test`,
@@ -292,7 +292,7 @@ describe.skipIf(!server)(
           async () =>
             (
               await q<{ n: number }>(
-                `SELECT count(*)::int AS n FROM gatehouse.outbox_events WHERE status <> 'done'`,
+                `SELECT count(*)::int AS n FROM postern.outbox_events WHERE status <> 'done'`,
               )
             )[0]!.n === 0,
           90_000,
@@ -300,7 +300,7 @@ describe.skipIf(!server)(
       } catch (e) {
         const left = await q(
           `SELECT status, name, attempts, locked_by IS NOT NULL AS leased, left(last_error, 200) AS err, count(*)::int AS n
-         FROM gatehouse.outbox_events WHERE status <> 'done' GROUP BY 1, 2, 3, 4, 5`,
+         FROM postern.outbox_events WHERE status <> 'done' GROUP BY 1, 2, 3, 4, 5`,
         );
         const logs = children.map((c) => (c as ChildProcess & { tail: string[] }).tail.join('').slice(-6000));
         throw new Error(`${(e as Error).message}: ${JSON.stringify(left)}\n${logs.join('\n---\n')}`);
@@ -311,32 +311,32 @@ describe.skipIf(!server)(
 
       // Every acknowledged webhook is one finished outbox event.
       const events = await q<{ id: string; outcome: string | null }>(
-        'SELECT id, outcome FROM gatehouse.outbox_events',
+        'SELECT id, outcome FROM postern.outbox_events',
       );
       expect(new Set(events.map((e) => e.id))).toEqual(new Set(acked.values()));
 
       // Inbound: one message per distinct mail; a resend of a stored mail adds nothing.
       const inboundRows = await q<{ provider_message_id: string; thread_id: string }>(
-        `SELECT provider_message_id, thread_id FROM gatehouse.inbox_messages WHERE direction = 'inbound'`,
+        `SELECT provider_message_id, thread_id FROM postern.inbox_messages WHERE direction = 'inbound'`,
       );
       expect(inboundRows).toHaveLength(INBOUND);
       expect(new Set(inboundRows.map((r) => r.provider_message_id)).size).toBe(INBOUND);
       // Threads: each distinct subject opened one; every thread counts exactly its messages.
       expect(new Set(inboundRows.map((r) => r.thread_id)).size).toBe(INBOUND);
       const badCounts = await q(
-        `SELECT t.id FROM gatehouse.inbox_threads t
-       WHERE t.message_count <> (SELECT count(*) FROM gatehouse.inbox_messages m WHERE m.thread_id = t.id)`,
+        `SELECT t.id FROM postern.inbox_threads t
+       WHERE t.message_count <> (SELECT count(*) FROM postern.inbox_messages m WHERE m.thread_id = t.id)`,
       );
       expect(badCounts).toEqual([]);
-      expect(await q('SELECT id FROM gatehouse.inbox_messages WHERE processed_at IS NULL')).toEqual([]);
+      expect(await q('SELECT id FROM postern.inbox_messages WHERE processed_at IS NULL')).toEqual([]);
 
       // Notifications: each member of the account once per message.
       const done = await q<{ n: number }>(
-        'SELECT count(*)::int AS n FROM gatehouse.inbox_notifications WHERE completed_at IS NOT NULL',
+        'SELECT count(*)::int AS n FROM postern.inbox_notifications WHERE completed_at IS NOT NULL',
       );
       expect(done[0]!.n).toBe(INBOUND * 2);
       const notices = mail.mails.filter((m) => m.subject.startsWith('New message in'));
-      const distinctNotices = new Set(notices.map((m) => String(m.headers.get('x-gatehouse-notification'))));
+      const distinctNotices = new Set(notices.map((m) => String(m.headers.get('x-postern-notification'))));
       expect(distinctNotices.size).toBe(INBOUND * 2);
       // A worker killed between sending a mail and recording it may have sent one twice
       // (at-least-once; the header lets a mail system drop it): at most its in-flight share.
@@ -344,7 +344,7 @@ describe.skipIf(!server)(
 
       // Delivery events: one mail_event each, all applied; statuses and counters exact.
       const mailEvents = await q<{ n: number; unapplied: number }>(
-        'SELECT count(*)::int AS n, count(*) FILTER (WHERE applied_at IS NULL)::int AS unapplied FROM gatehouse.mail_events',
+        'SELECT count(*)::int AS n, count(*) FILTER (WHERE applied_at IS NULL)::int AS unapplied FROM postern.mail_events',
       );
       expect(mailEvents[0]).toEqual({ n: EVENTS, unapplied: 0 });
       const outbound = await q<{
@@ -353,7 +353,7 @@ describe.skipIf(!server)(
         open_count: number;
         click_count: number;
       }>(
-        `SELECT provider_message_id, status, open_count, click_count FROM gatehouse.inbox_messages WHERE direction = 'outbound'`,
+        `SELECT provider_message_id, status, open_count, click_count FROM postern.inbox_messages WHERE direction = 'outbound'`,
       );
       expect(outbound).toHaveLength(OUTBOUND);
       for (const m of outbound) {
@@ -374,7 +374,7 @@ describe.skipIf(!server)(
         });
       }
       expect(drainedMs).toBeLessThan(100_000);
-      await gh.close();
+      await ph.close();
     }, 150_000);
   },
 );

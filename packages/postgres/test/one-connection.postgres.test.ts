@@ -1,4 +1,4 @@
-import { describeHttpContract } from '@gatehouse/testkit';
+import { describeHttpContract } from '@postern/testkit';
 import { afterAll } from 'vitest';
 import { expressHost } from './helpers/hosts.js';
 import { contractStores, openTestDatabase } from './helpers/test-db.js';

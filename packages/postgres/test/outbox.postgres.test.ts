@@ -1,4 +1,4 @@
-import { createGatehouse, type Stores } from '@gatehouse/core';
+import { createPostern, type Stores } from '@postern/core';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -169,23 +169,23 @@ describe('outbox on Postgres', () => {
 describe('outbox workers on Postgres', () => {
   it('drain a backlog through started workers while every delivery slot stays busy', async () => {
     const stores = postgresStores({ pool: db.pool, schema: db.schema, listen: server !== null });
-    const gh = createGatehouse({
+    const ph = createPostern({
       issuer: 'https://w.test',
       audience: 'w',
       stores,
       outbox: { concurrency: 2, pollIntervalMs: 20 },
     });
     let done = 0;
-    gh.outbox.subscribe('slow', async () => {
+    ph.outbox.subscribe('slow', async () => {
       // Slower than the poll interval: timer turns find both slots busy.
       await new Promise((r) => setTimeout(r, 60));
       done += 1;
     });
-    for (let i = 0; i < 12; i++) await gh.outbox.publish({ name: 'slow', payload: String(i) });
-    gh.outbox.start();
+    for (let i = 0; i < 12; i++) await ph.outbox.publish({ name: 'slow', payload: String(i) });
+    ph.outbox.start();
     const deadline = Date.now() + 10_000;
     while (done < 12 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await gh.close();
+    await ph.close();
     expect(done).toBe(12);
     expect(await stores.outbox.stats()).toEqual({ pending: 0, done: 12, dead: 0 });
   });
@@ -267,7 +267,7 @@ describe('outbox wake-ups (LISTEN/NOTIFY)', () => {
   it.skipIf(!server)(
     `releases a dead worker's leases at once instead of after the visibility timeout${skipNote}`,
     async () => {
-      const app = `gh_presence_${db.schema}`;
+      const app = `ph_presence_${db.schema}`;
       const workerPool = new pg.Pool({ connectionString: db.url!, max: 3, application_name: app });
       workerPool.on('error', () => {});
       const worker = stores({ pool: workerPool, listen: true });

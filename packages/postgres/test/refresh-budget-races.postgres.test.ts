@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createGatehouse, silentLogger } from '@gatehouse/core';
-import { TestClock } from '@gatehouse/testkit';
+import { createPostern, silentLogger } from '@postern/core';
+import { TestClock } from '@postern/testkit';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -49,8 +49,8 @@ describe.skipIf(!server)(`refresh budget races${server ? '' : ` (skipped: ${NO_S
     const { wrapped, pause } = pausedPool(db.pool);
     const clock = new TestClock(Date.UTC(2030, 0, 1));
     const budget = { rotations: 2, windowSeconds: 60 };
-    const gh = createGatehouse({
-      issuer: 'https://gatehouse.test',
+    const ph = createPostern({
+      issuer: 'https://postern.test',
       audience: 'races',
       clock,
       logger: silentLogger,
@@ -61,8 +61,8 @@ describe.skipIf(!server)(`refresh budget races${server ? '' : ` (skipped: ${NO_S
     });
     const direct = postgresStores({ pool: db.pool, schema: db.schema, listen: false });
     const email = `r-${randomUUID()}@example.test`;
-    await gh.auth.signup({ name: 'R', email, password: PASSWORD });
-    const login = (await gh.auth.login(
+    await ph.auth.signup({ name: 'R', email, password: PASSWORD });
+    const login = (await ph.auth.login(
       { email, password: PASSWORD, refreshToken: true },
       { ip: '192.0.2.1' },
     )) as {
@@ -70,9 +70,9 @@ describe.skipIf(!server)(`refresh budget races${server ? '' : ` (skipped: ${NO_S
       accessToken: string;
     };
     const start = clock.now().getTime();
-    const r1 = await gh.auth.refresh({ refreshToken: login.refreshToken });
+    const r1 = await ph.auth.refresh({ refreshToken: login.refreshToken });
     clock.advance(20_000);
-    const r2 = await gh.auth.refresh({ refreshToken: r1.refreshToken! });
+    const r2 = await ph.auth.refresh({ refreshToken: r1.refreshToken! });
     clock.advance(39_990); // 10 ms before the window ends: the budget is spent.
     pause(async () => {
       // Another instance, a moment later: the window has ended, it starts the next one.
@@ -84,9 +84,9 @@ describe.skipIf(!server)(`refresh budget races${server ? '' : ` (skipped: ${NO_S
       });
       expect(res).toMatchObject({ userId: expect.any(String) });
     });
-    const answer = await gh.auth.refresh({ refreshToken: r2.refreshToken! });
+    const answer = await ph.auth.refresh({ refreshToken: r2.refreshToken! });
     expect(answer.refreshToken).toEqual(expect.any(String));
-    await expect(gh.auth.verifyAccessToken(login.accessToken)).resolves.toMatchObject({});
-    await gh.close();
+    await expect(ph.auth.verifyAccessToken(login.accessToken)).resolves.toMatchObject({});
+    await ph.close();
   });
 });

@@ -1,4 +1,4 @@
-import { createGatehouse } from '@gatehouse/core';
+import { createPostern } from '@postern/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresSettings } from '../src/settings.js';
 import { postgresStores } from '../src/stores.js';
@@ -23,16 +23,16 @@ describe('postgresSettings', () => {
     expect(await a.get('inbox.mail.webhook-secret')).toBeUndefined();
   });
 
-  it('feeds the webhook secret of a Gatehouse: absent means 503, set means the webhook is checked', async () => {
+  it('feeds the webhook secret of a Postern: absent means 503, set means the webhook is checked', async () => {
     const settings = postgresSettings({ pool: db.pool, schema: db.schema, cacheMs: 0 });
-    const gh = createGatehouse({
+    const ph = createPostern({
       issuer: 'https://s.test',
       audience: 's',
       stores: postgresStores({ pool: db.pool, schema: db.schema, listen: false }),
       settings,
     });
     const post = () =>
-      gh.handle({
+      ph.handle({
         method: 'POST',
         path: '/inbox/webhook',
         headers: { 'content-type': 'application/json' },
@@ -42,6 +42,6 @@ describe('postgresSettings', () => {
     expect((await post())?.status).toBe(503);
     await settings.set('inbox.mail.webhook-secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
     expect((await post())?.status).toBe(401);
-    await gh.close();
+    await ph.close();
   });
 });

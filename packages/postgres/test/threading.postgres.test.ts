@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { createGatehouse, type Gatehouse } from '@gatehouse/core';
+import { createPostern, type Postern } from '@postern/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
 import { openTestDatabase, type TestDatabase } from './helpers/test-db.js';
 
-// Several Gatehouse instances on one schema stand for several worker processes: each has its
+// Several Postern instances on one schema stand for several worker processes: each has its
 // own in-process serialisation, so only the database's subject lock keeps their threading apart.
 
 let db: TestDatabase;
-let instances: Gatehouse[];
+let instances: Postern[];
 beforeAll(async () => {
   db = await openTestDatabase('threading');
   instances = Array.from({ length: 4 }, () =>
-    createGatehouse({
+    createPostern({
       issuer: 'https://threads.test',
       audience: 'threads',
       stores: postgresStores({ pool: db.pool, schema: db.schema, listen: false }),
@@ -20,7 +20,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  for (const gh of instances ?? []) await gh.close();
+  for (const ph of instances ?? []) await ph.close();
   await db?.close();
 });
 
@@ -37,8 +37,8 @@ describe('inbound threading across processes', () => {
     const account = await first!.inbox.createAccount(owner.id, { address, name: 'Desk' });
 
     const outcomes = await Promise.all(
-      instances.map((gh, i) =>
-        gh.inbox.consumers.inbound({
+      instances.map((ph, i) =>
+        ph.inbox.consumers.inbound({
           id: randomUUID(),
           name: 'inbound',
           payload: JSON.stringify({

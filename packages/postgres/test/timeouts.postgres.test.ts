@@ -1,5 +1,5 @@
-import { createGatehouse, isStoreError, silentLogger } from '@gatehouse/core';
-import { recordingLogger } from '@gatehouse/testkit';
+import { createPostern, isStoreError, silentLogger } from '@postern/core';
+import { recordingLogger } from '@postern/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
@@ -45,7 +45,7 @@ describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_R
   });
 
   it('with statement_timeout under query_timeout, a refresh answered 503 during a lock rotated nothing: the retry works', async () => {
-    const gh = createGatehouse({
+    const ph = createPostern({
       issuer: 'https://timeouts.test',
       audience: 'timeouts',
       stores: postgresStores({
@@ -57,8 +57,8 @@ describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_R
     });
     try {
       const email = `lock-${Date.now()}@example.test`;
-      await gh.auth.signup({ name: 'Lock', email, password: PASSWORD });
-      const session = await gh.auth.login({ email, password: PASSWORD, refreshToken: true });
+      await ph.auth.signup({ name: 'Lock', email, password: PASSWORD });
+      const session = await ph.auth.login({ email, password: PASSWORD, refreshToken: true });
       if (!('refreshToken' in session) || !session.refreshToken) throw new Error('expected a refresh token');
 
       const locker = new pg.Client({ connectionString: db.url! });
@@ -66,7 +66,7 @@ describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_R
       try {
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE "${db.schema}".refresh_tokens IN ACCESS EXCLUSIVE MODE`);
-        const err = await gh.auth.refresh({ refreshToken: session.refreshToken }).catch((e: unknown) => e);
+        const err = await ph.auth.refresh({ refreshToken: session.refreshToken }).catch((e: unknown) => e);
         expect(isStoreError(err)).toBe(true);
         // Held on past the client's query_timeout: a statement still running would commit now.
         await new Promise((r) => setTimeout(r, 3_200));
@@ -74,10 +74,10 @@ describe.skipIf(!server)(`pool timeouts${server ? '' : ` (skipped: ${NO_SERVER_R
       } finally {
         await locker.end();
       }
-      const next = await gh.auth.refresh({ refreshToken: session.refreshToken });
+      const next = await ph.auth.refresh({ refreshToken: session.refreshToken });
       expect(next.refreshToken).toEqual(expect.any(String));
     } finally {
-      await gh.close();
+      await ph.close();
     }
   });
 });

@@ -33,7 +33,7 @@ export interface Chromium {
 export async function launchChromium(opts: { acceptDownloads?: boolean } = {}): Promise<Chromium> {
   // Imported here so the rest of the testkit works without playwright-core installed.
   const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'gatehouse-chromium-'));
+  const profile = mkdtempSync(join(tmpdir(), 'postern-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     args: FLAGS,

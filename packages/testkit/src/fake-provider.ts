@@ -75,7 +75,7 @@ export class FakeMailProvider {
     return fake;
   }
 
-  /** Options for `createGatehouse({ provider })`. */
+  /** Options for `createPostern({ provider })`. */
   config(extra: { timeoutMs?: number; maxResponseBytes?: number; maxAttachmentBytes?: number } = {}) {
     return { apiUrl: this.url, token: this.token, ...extra };
   }

@@ -1,4 +1,4 @@
-import type { Logger } from '@gatehouse/core';
+import type { Logger } from '@postern/core';
 
 /** One line a `recordingLogger` kept. */
 export interface LogLine {

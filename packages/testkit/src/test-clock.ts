@@ -1,4 +1,4 @@
-import type { Clock } from '@gatehouse/core';
+import type { Clock } from '@postern/core';
 
 /** A clock tests move by hand. */
 export class TestClock implements Clock {

@@ -1,10 +1,10 @@
-import { createGatehouse } from '@gatehouse/core';
+import { createPostern } from '@postern/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openApiConformance } from '../src/http/conformance.js';
 
-const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test' });
-afterAll(() => gh.close());
-const check = openApiConformance(gh);
+const ph = createPostern({ issuer: 'https://postern.test', audience: 'test' });
+afterAll(() => ph.close());
+const check = openApiConformance(ph);
 const json = (status: number, body: unknown, type = 'application/json') =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': type } });
 const problem = (status: number, code: string) =>

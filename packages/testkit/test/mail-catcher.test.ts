@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { ConfigError } from '@gatehouse/core';
-import { smtpMailer } from '@gatehouse/core/mailers';
+import { ConfigError } from '@postern/core';
+import { smtpMailer } from '@postern/core/mailers';
 import { afterEach, expect, it } from 'vitest';
 import { MailCatcher } from '../src/mail-catcher.js';
 
@@ -46,7 +46,7 @@ it('records a client resetting mid-mail instead of crashing, and keeps receiving
   while (catcher.errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   expect(catcher.errors).toEqual([expect.objectContaining({ code: 'ECONNRESET' })]);
 
-  const mailer = smtpMailer({ url: catcher.url, from: 'Gatehouse <no-reply@gatehouse.test>' });
+  const mailer = smtpMailer({ url: catcher.url, from: 'Postern <no-reply@postern.test>' });
   await mailer.send({ to: 'after@example.test', subject: 'Still here', text: 'hello' });
   expect((await catcher.waitFor('after@example.test')).subject).toBe('Still here');
 });
@@ -63,7 +63,7 @@ it('smtpMailer throws the SMTP codes without the reply text (it quotes the recip
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as { port: number };
-  const mailer = smtpMailer({ url: `smtp://127.0.0.1:${port}`, from: 'Gatehouse <no-reply@gatehouse.test>' });
+  const mailer = smtpMailer({ url: `smtp://127.0.0.1:${port}`, from: 'Postern <no-reply@postern.test>' });
   try {
     const err = await mailer.send({ to: 'bob.secret@example.test', subject: 'x', text: 'y' }).then(
       () => null,
@@ -108,7 +108,7 @@ it('smtpMailer gives up on a server that stalls, after its timeouts, instead of 
   const { port } = server.address() as { port: number };
   const mailer = smtpMailer({
     url: `smtp://127.0.0.1:${port}`,
-    from: 'Gatehouse <no-reply@gatehouse.test>',
+    from: 'Postern <no-reply@postern.test>',
     timeouts: { greetingMs: 300 },
   });
   try {

@@ -1,5 +1,5 @@
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { mfaSummary } from '../mfa/summary.js';
 import type { User } from '../ports/user-store.js';
@@ -7,9 +7,9 @@ import type { AuthDeps } from './deps.js';
 import { logAuthEvent } from './log.js';
 
 /** The live user behind a principal; 401 `invalid_token` when gone or disabled. */
-export async function userOf(d: { ctx: GatehouseContext }, principal: Principal): Promise<User> {
+export async function userOf(d: { ctx: PosternContext }, principal: Principal): Promise<User> {
   const user = await d.ctx.stores.users.findById(principal.userId);
-  if (!user || user.disabled) throw new GatehouseError('invalid_token');
+  if (!user || user.disabled) throw new PosternError('invalid_token');
   return user;
 }
 
@@ -43,27 +43,27 @@ export function createAdmin(d: AuthDeps) {
   return {
     /** Disables the account: its sessions end now and it cannot log in until enabled. */
     async disableUser(userId: string): Promise<void> {
-      if (!(await ctx.stores.users.setDisabled(userId, true))) throw new GatehouseError('not_found');
+      if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');
       await ctx.sessions.endAll(userId, { reason: 'user_disabled' });
       await ctx.mfa.voidPending(userId);
       log('user_disabled', userId);
     },
     async enableUser(userId: string): Promise<void> {
-      if (!(await ctx.stores.users.setDisabled(userId, false))) throw new GatehouseError('not_found');
+      if (!(await ctx.stores.users.setDisabled(userId, false))) throw new PosternError('not_found');
       log('user_enabled', userId);
     },
     /** Ends every session, then deletes the account. Disabled first: a login checking the
      *  password meanwhile then sees it (credentials-hold.ts) or made its session before the
      *  sessions are ended. */
     async deleteUser(userId: string): Promise<void> {
-      if (!(await ctx.stores.users.setDisabled(userId, true))) throw new GatehouseError('not_found');
+      if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');
       await ctx.sessions.endAll(userId, { reason: 'user_deleted' });
       await ctx.mfa.voidPending(userId);
       await ctx.stores.users.delete(userId);
       log('user_deleted', userId);
     },
     async setRoles(userId: string, roles: string[]): Promise<void> {
-      if (!(await ctx.stores.users.setRoles(userId, roles))) throw new GatehouseError('not_found');
+      if (!(await ctx.stores.users.setRoles(userId, roles))) throw new PosternError('not_found');
       log('roles_changed', userId, { roles });
     },
     /** Ends every session of one user, or of everyone (e.g. after a signing-key compromise). */

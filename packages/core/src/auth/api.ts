@@ -99,7 +99,7 @@ export function createAuthFlows(
     setRoles: admin.setRoles,
     /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
     verifyAccessToken: authenticate,
-    /** The same for a request's `Authorization` header (`Bearer <token>`, as Gatehouse's own
+    /** The same for a request's `Authorization` header (`Bearer <token>`, as Postern's own
      *  routes read it); `meta` goes into the log line of a refused ended session. */
     verifyAuthorization: async (authorization: HeaderValue, meta?: RequestMeta) =>
       authenticate(bearerToken(authorization), meta),
@@ -108,7 +108,7 @@ export function createAuthFlows(
 
 export type AuthFlows = ReturnType<typeof createAuthFlows>;
 
-/** `gh.auth.*`: the flows as plain async functions, inputs validated exactly as over HTTP (a
+/** `ph.auth.*`: the flows as plain async functions, inputs validated exactly as over HTTP (a
  *  bad input rejects, it never throws synchronously). */
 export function createAuthApi(flows: AuthFlows) {
   return {

@@ -1,4 +1,4 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { Background } from './background.js';
 import type { EndedSessions } from './ended-sessions.js';
 import type { AuthConfig } from './options.js';
@@ -6,7 +6,7 @@ import type { AuthPasswordService } from './passwords.js';
 
 /** What every auth flow works with. */
 export interface AuthDeps {
-  ctx: GatehouseContext;
+  ctx: PosternContext;
   config: AuthConfig;
   passwords: AuthPasswordService;
   ended: EndedSessions;

@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
@@ -26,10 +26,10 @@ export async function requestEmailChange(
   const { ctx } = d;
   const user = await requireFreshAuth(ctx, principal, input.password, { requirePassword: true, meta });
   if (input.newEmail === user.email)
-    throw new GatehouseError('validation_failed', {
+    throw new PosternError('validation_failed', {
       errors: [{ path: 'newEmail', message: 'This is already your address' }],
     });
-  if (await ctx.stores.users.findByEmail(input.newEmail)) throw new GatehouseError('email_taken');
+  if (await ctx.stores.users.findByEmail(input.newEmail)) throw new PosternError('email_taken');
   await mailCode(d, codeOf(user.id, input.newEmail), (code, ttl) =>
     emailChangeCodeMail(input.newEmail, code, ttl),
   );
@@ -60,10 +60,10 @@ export async function confirmEmailChange(
     count: confirmBuckets(user.id, ipOf(meta)),
     onRight: async (tx) => {
       const outcome = await tx.users.changeEmail(user.id, input.newEmail);
-      if (outcome === 'absent') throw new GatehouseError('invalid_token');
+      if (outcome === 'absent') throw new PosternError('invalid_token');
       if (outcome === 'taken') {
         logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'email_taken' }, meta);
-        throw new GatehouseError('email_taken');
+        throw new PosternError('email_taken');
       }
       await tx.resetCodes.voidForUser(user.id);
     },
@@ -73,7 +73,7 @@ export async function confirmEmailChange(
   if (r === 'done') return me(d, principal);
   if (r !== 'used') {
     logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
-    throw new GatehouseError('invalid_code');
+    throw new PosternError('invalid_code');
   }
   d.background.run('mail', () => ctx.mailer.send(emailChangedMail(user.email, ctx.clock.now())));
   logAuthEvent(ctx.logger, 'info', { ...event, outcome: 'success' }, meta);

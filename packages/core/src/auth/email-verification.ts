@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { me, userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
@@ -15,7 +15,7 @@ export async function sendVerificationEmail(
   meta: RequestMeta,
 ): Promise<{ accepted: true }> {
   const user = await userOf(d, principal);
-  if (user.emailVerified) throw new GatehouseError('nothing_to_resend');
+  if (user.emailVerified) throw new PosternError('nothing_to_resend');
   await mailCode(d, codeOf(user.id), (code, ttl) => verificationCodeMail(user.email, code, ttl));
   logAuthEvent(
     d.ctx.logger,
@@ -48,7 +48,7 @@ export async function verifyEmail(
   if (r === 'done') return me(d, principal);
   if (r !== 'used') {
     logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'failure', reason: 'invalid_code' }, meta);
-    throw new GatehouseError('invalid_code');
+    throw new PosternError('invalid_code');
   }
   logAuthEvent(d.ctx.logger, 'info', { ...event, outcome: 'success' }, meta);
   return me(d, principal);

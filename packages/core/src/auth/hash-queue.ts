@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 
 /** Runs at most `concurrency` tasks at once; the rest wait in FIFO order. Beyond `maxQueue`
  *  waiting tasks a new one is refused (503 `unavailable`), so a login flood queues a bounded
@@ -15,7 +15,7 @@ export function createHashQueue(concurrency: number, maxQueue: number) {
 
   return async function run<T>(task: () => Promise<T>): Promise<T> {
     if (running >= concurrency) {
-      if (waiting.length >= maxQueue) throw new GatehouseError('unavailable', { retryAfter: 1 });
+      if (waiting.length >= maxQueue) throw new PosternError('unavailable', { retryAfter: 1 });
       // `release` hands its slot straight to the next waiter, so `running` stays counted.
       await new Promise<void>((resolve) => waiting.push(resolve));
     } else {

@@ -1,5 +1,5 @@
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { verifyAccessToken } from '../tokens/access-token.js';
 import { createAuthApi, createAuthFlows } from './api.js';
@@ -18,7 +18,7 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 
 /** The auth area: its library API, its routes, and Bearer verification for every area.
  *  Sets `ctx.sessions`, `ctx.passwords` and `ctx.throttle` for the other areas. */
-export function createAuthArea(ctx: GatehouseContext) {
+export function createAuthArea(ctx: PosternContext) {
   const config = resolveAuthConfig(ctx.options);
   const passwords = createPasswordService(config);
   const ended = createEndedSessions({
@@ -55,7 +55,7 @@ export function createAuthArea(ctx: GatehouseContext) {
         },
         meta,
       );
-      throw new GatehouseError('invalid_token');
+      throw new PosternError('invalid_token');
     }
     return principal;
   }

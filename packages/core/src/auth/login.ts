@@ -1,5 +1,5 @@
 import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import type { SessionService } from './sessions.js';
@@ -39,7 +39,7 @@ export async function login(
       },
       meta,
     );
-    throw new GatehouseError('invalid_credentials');
+    throw new PosternError('invalid_credentials');
   }
   // Only failures count: the address gets this attempt back, the email's count is cleared.
   await attempt.release('login:ip');
@@ -76,7 +76,7 @@ export async function login(
       },
       meta,
     );
-    throw new GatehouseError('invalid_credentials');
+    throw new PosternError('invalid_credentials');
   }
   if ('mfaRequired' in started) {
     logAuthEvent(

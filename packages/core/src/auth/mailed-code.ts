@@ -1,5 +1,5 @@
-import type { GatehouseContext, ThrottleBucket } from '../context.js';
-import { isGatehouseError } from '../errors.js';
+import type { PosternContext, ThrottleBucket } from '../context.js';
+import { isPosternError } from '../errors.js';
 import type { Mail } from '../ports/mailer.js';
 import type { Stores } from '../ports/stores.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
@@ -59,7 +59,7 @@ export const confirmBuckets = (userId: string, ip: string): Array<readonly [Thro
  *  parallel copy already did the work: asked when the code is gone, and when the limiter refuses
  *  (many copies waiting on the code's row each hold a point until the winner commits). */
 export async function useEmailCode(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   c: MailedCode,
   code: string,
   opts: {
@@ -73,7 +73,7 @@ export async function useEmailCode(
   try {
     counted = await ctx.throttle.take(...opts.count);
   } catch (e) {
-    if (isGatehouseError(e) && e.code === 'rate_limited' && (await done())) return 'done';
+    if (isPosternError(e) && e.code === 'rate_limited' && (await done())) return 'done';
     throw e;
   }
   const given = code.trim();

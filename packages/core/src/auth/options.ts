@@ -1,6 +1,6 @@
 import type { ThrottleBucket } from '../context.js';
 import { ConfigError } from '../errors.js';
-import type { GatehouseOptions } from '../options.js';
+import type { PosternOptions } from '../options.js';
 import { wholeOption } from '../util/whole-option.js';
 
 /** One limiter bucket: at most `points` events per fixed window of `durationSeconds`. */
@@ -79,7 +79,7 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'refresh:session': { points: 100, durationSeconds: 15 * MIN },
 };
 
-export function resolveAuthConfig(o: GatehouseOptions): AuthConfig {
+export function resolveAuthConfig(o: PosternOptions): AuthConfig {
   const throttle = { ...defaultThrottle };
   for (const [bucket, limit] of Object.entries(o.throttle ?? {}) as Array<[ThrottleBucket, ThrottleLimit]>) {
     if (!Object.hasOwn(defaultThrottle, bucket)) throw new ConfigError(`unknown throttle bucket ${bucket}`);

@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
@@ -38,7 +38,7 @@ export async function changePassword(
       },
       meta,
     );
-    throw new GatehouseError('invalid_credentials');
+    throw new PosternError('invalid_credentials');
   }
   await attempt.release();
   passwords.assertStrong(input.newPassword, passwordContext(d, user), 'newPassword');
@@ -54,7 +54,7 @@ export async function changePassword(
       changedAt: at,
       ifHash: user.passwordHash,
     });
-    if (!changed) throw new GatehouseError('invalid_credentials');
+    if (!changed) throw new PosternError('invalid_credentials');
     const ended = endOthers
       ? await tx.sessions.revokeAllForUser(user.id, at, {
           reason: 'password_change',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Algorithm, hash, parseOptions, verify } from '@node-rs/argon2';
 import type { PasswordService } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import { createHashQueue } from './hash-queue.js';
 import type { AuthConfig } from './options.js';
 import { passwordScore } from './strength.js';
@@ -21,7 +21,7 @@ export interface AuthPasswordService extends PasswordService {
 }
 
 const weak = (path: string, message: string) =>
-  new GatehouseError('validation_failed', { errors: [{ path, message }] });
+  new PosternError('validation_failed', { errors: [{ path, message }] });
 
 /** Argon2id hashing through a bounded queue, a dummy hash for unknown users (same cost),
  *  and the strength policy. The password is hashed exactly as sent: no trim, no folding. */

@@ -1,4 +1,4 @@
-// What hosts of the auth area import from `@gatehouse/core`.
+// What hosts of the auth area import from `@postern/core`.
 export { canonicalEmail, isMailboxAddress } from './email.js';
 export type { RequestMeta } from './log.js';
 export type {

@@ -1,5 +1,5 @@
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
 import { userOf } from './account.js';
@@ -15,7 +15,7 @@ export const REAUTH_WINDOW_SECONDS = 600;
  *  Returns the live user (401 `invalid_token` when gone or disabled). Wrong passwords count
  *  as failed logins of the account and the address (throttled, 429 when over). */
 export async function requireFreshAuth(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   principal: Principal,
   password?: string,
   opts: { requirePassword?: boolean; meta?: RequestMeta } = {},
@@ -27,7 +27,7 @@ export async function requireFreshAuth(
     return userOf({ ctx }, principal);
   }
   const user = await ctx.stores.users.findById(principal.userId);
-  if (!user) throw new GatehouseError('invalid_token');
+  if (!user) throw new PosternError('invalid_token');
   const attempt = await ctx.throttle.take(['login:ip', ipOf(opts.meta)], ['login:email', user.email]);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
     throw denied(ctx, principal, 'wrong_password', opts.meta);
@@ -36,12 +36,7 @@ export async function requireFreshAuth(
   return user;
 }
 
-function denied(
-  ctx: GatehouseContext,
-  principal: Principal,
-  reason: string,
-  meta?: RequestMeta,
-): GatehouseError {
+function denied(ctx: PosternContext, principal: Principal, reason: string, meta?: RequestMeta): PosternError {
   logAuthEvent(
     ctx.logger,
     'info',
@@ -54,5 +49,5 @@ function denied(
     },
     meta,
   );
-  return new GatehouseError('reauth_required');
+  return new PosternError('reauth_required');
 }

@@ -1,4 +1,4 @@
-import { GatehouseError, isGatehouseError } from '../errors.js';
+import { isPosternError, PosternError } from '../errors.js';
 import { randomToken, sha256 } from '../tokens/opaque.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
@@ -17,7 +17,7 @@ export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Pro
     await ctx.throttle.hit('forgot:ip', ipOf(meta));
     await ctx.throttle.hit('forgot:email', email);
   } catch (e) {
-    if (isGatehouseError(e) && e.code === 'rate_limited') {
+    if (isPosternError(e) && e.code === 'rate_limited') {
       logAuthEvent(ctx.logger, 'info', { event: 'forgot', outcome: 'failure', reason: 'rate_limited' }, meta);
       return { accepted: true };
     }
@@ -75,7 +75,7 @@ export async function forgotReset(
       { event: 'password_reset', outcome: 'failure', reason: 'invalid_code' },
       meta,
     );
-    throw new GatehouseError('invalid_code');
+    throw new PosternError('invalid_code');
   }
   await attempt.release();
   passwords.assertStrong(input.password, passwordContext(d, user));
@@ -86,7 +86,7 @@ export async function forgotReset(
   const sids = await ctx.stores.transaction(async (tx) => {
     const used = await tx.resetCodes.consume(hash, at);
     if (!used || used.userId !== user.id || !mailedTo(used, user.email))
-      throw new GatehouseError('invalid_code');
+      throw new PosternError('invalid_code');
     await tx.users.setPassword(user.id, { passwordHash, changedAt: at });
     // The code came through the mailbox: the address is proven.
     await tx.users.markEmailVerified(user.id);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionAnswer, SessionIssuer } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
@@ -141,12 +141,12 @@ export function createSessionService(d: AuthDeps) {
         },
         meta,
       );
-      throw new GatehouseError('invalid_token');
+      throw new PosternError('invalid_token');
     }
     const s = found.session;
     // An unused token of a live family is no reuse, whatever refused it (a race the store could
     // not settle, a successor hash already taken): try again in a moment, the session lives.
-    if (found.usedAt === null) throw new GatehouseError('unavailable', { retryAfter: 1 });
+    if (found.usedAt === null) throw new PosternError('unavailable', { retryAfter: 1 });
     // A live family whose token was already rotated: theft, or a lost race. The family ends.
     if (await store().revoke(s.id, now, 'refresh_reuse')) ended.add([s.id]);
     logAuthEvent(
@@ -155,7 +155,7 @@ export function createSessionService(d: AuthDeps) {
       { event: 'refresh_reuse', outcome: 'failure', reason: 'token_reused', userId: s.userId, sid: s.id },
       meta,
     );
-    throw new GatehouseError('invalid_token');
+    throw new PosternError('invalid_token');
   }
 
   /** Ends the family of `token`. Unknown or already-ended tokens are accepted silently
@@ -206,7 +206,7 @@ export function createSessionService(d: AuthDeps) {
         },
         meta,
       );
-      throw new GatehouseError('not_found');
+      throw new PosternError('not_found');
     }
     if (await store().revoke(sid, now, 'revoked')) ended.add([sid]);
     logAuthEvent(

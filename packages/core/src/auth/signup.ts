@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { contextWords } from './strength.js';
@@ -47,7 +47,7 @@ export async function signup(d: AuthDeps, input: SignupInput, meta: RequestMeta)
   return { user: { id: user.id, email: user.email, name: user.name } };
 }
 
-function taken(d: AuthDeps, meta: RequestMeta): GatehouseError {
+function taken(d: AuthDeps, meta: RequestMeta): PosternError {
   logAuthEvent(d.ctx.logger, 'info', { event: 'signup', outcome: 'failure', reason: 'email_taken' }, meta);
-  return new GatehouseError('email_taken');
+  return new PosternError('email_taken');
 }

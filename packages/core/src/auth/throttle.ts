@@ -4,7 +4,7 @@ import {
   type RateLimiterStoreAbstract as StoreAbstract,
 } from 'rate-limiter-flexible';
 import type { Throttle, ThrottleBucket } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
 import type { Logger } from '../ports/logger.js';
@@ -28,7 +28,7 @@ class PortRateLimiter extends RateLimiterStoreAbstract {
   }
 
   _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<LimiterRecord> {
-    // block()/set() are not used by Gatehouse and the port has no forced expiry.
+    // block()/set() are not used by Postern and the port has no forced expiry.
     if (forceExpire) return Promise.reject(new Error('forced expiry is not supported'));
     return this.port.consume(rlKey, points, msDuration, this.clock.now());
   }
@@ -53,7 +53,7 @@ class PortRateLimiter extends RateLimiterStoreAbstract {
 
 /** The 429 of a bucket over its limit. */
 export const tooMany = (bucket: ThrottleBucket, msBeforeNext: number) =>
-  new GatehouseError('rate_limited', {
+  new PosternError('rate_limited', {
     retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
     reason: bucket,
   });

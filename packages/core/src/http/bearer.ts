@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import { firstValue } from './header.js';
 import type { HeaderValue } from './types.js';
 
@@ -7,7 +7,7 @@ import type { HeaderValue } from './types.js';
 export function bearerToken(authorization: HeaderValue): string {
   const h = firstValue(authorization);
   const m = h === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(h);
-  if (!m || m[1]!.length > 4096) throw new GatehouseError('invalid_token');
+  if (!m || m[1]!.length > 4096) throw new PosternError('invalid_token');
   return m[1]!;
 }
 

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { HeaderValue } from './types.js';
 
 const EMPTY = new Uint8Array(0);
@@ -14,7 +14,7 @@ async function drainThenRefuse(it: AsyncIterator<Uint8Array | string>, seen: num
   } catch {
     // The client went away: nothing left to answer.
   }
-  throw new GatehouseError('payload_too_large');
+  throw new PosternError('payload_too_large');
 }
 
 /** Reads the raw body, enforcing `limit` while reading so an oversized body is never
@@ -29,12 +29,12 @@ export function readBody(
   const declared = Number(headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     if (body == null || body instanceof Uint8Array || declared > DRAIN_CAP)
-      throw new GatehouseError('payload_too_large');
+      throw new PosternError('payload_too_large');
     return drainThenRefuse(body[Symbol.asyncIterator](), 0);
   }
   if (body == null) return EMPTY;
   if (body instanceof Uint8Array) {
-    if (body.byteLength > limit) throw new GatehouseError('payload_too_large');
+    if (body.byteLength > limit) throw new PosternError('payload_too_large');
     return body;
   }
   // HTTP/1.1: a request with neither header has no body (RFC 9112 6.3). Skipping the stream
@@ -62,7 +62,7 @@ function isNodeStream(body: object): body is NodeStream {
 }
 
 const unreadable = () =>
-  new GatehouseError('validation_failed', { detail: 'The request body could not be read' });
+  new PosternError('validation_failed', { detail: 'The request body could not be read' });
 
 /** The hot path for Node streams: plain listeners, no async iterator per request. Over the
  *  limit, the rest is drained up to DRAIN_CAP before the 413 (see drainThenRefuse). */
@@ -78,7 +78,7 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
     // The listeners stay once settled (the stream dies with its request): they are no-ops by
     // then, and the error listener keeps a late error (a host's own stream in between) from
     // becoming an uncaught exception.
-    const settle = (err: GatehouseError | null) => {
+    const settle = (err: PosternError | null) => {
       if (settled) return;
       settled = true;
       if (err === null) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
@@ -96,14 +96,14 @@ function readNodeStream(stream: NodeStream, limit: number): Promise<Uint8Array> 
       chunks.length = 0;
       if (size > DRAIN_CAP) {
         stream.pause();
-        settle(new GatehouseError('payload_too_large'));
+        settle(new PosternError('payload_too_large'));
       }
     });
-    stream.on('end', () => settle(over ? new GatehouseError('payload_too_large') : null));
+    stream.on('end', () => settle(over ? new PosternError('payload_too_large') : null));
     // An error or a close before `end`: the client went away mid-body. Every request closes
     // after its end, so nothing is built once settled (an Error costs a stack trace).
     const gone = () => {
-      if (!settled) settle(over ? new GatehouseError('payload_too_large') : unreadable());
+      if (!settled) settle(over ? new PosternError('payload_too_large') : unreadable());
     };
     stream.on('error', gone);
     stream.on('close', gone);
@@ -127,7 +127,7 @@ async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Pro
       chunks.push(bytes);
     }
   } catch (e) {
-    if (e instanceof GatehouseError) throw e;
+    if (e instanceof PosternError) throw e;
     throw unreadable();
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
@@ -137,11 +137,11 @@ async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Pro
  *  8.1: other bytes would be read as U+FFFD, and two different passwords could hash the same)
  *  holding valid JSON. A BOM is kept, so it fails the parse. */
 export function parseUtf8Json(raw: Uint8Array): { text: string; value: unknown } {
-  if (!isUtf8(raw)) throw new GatehouseError('invalid_json');
+  if (!isUtf8(raw)) throw new PosternError('invalid_json');
   const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
   try {
     return { text, value: JSON.parse(text) };
   } catch {
-    throw new GatehouseError('invalid_json');
+    throw new PosternError('invalid_json');
   }
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import { errorToResponse } from './respond.js';
 
 /** How long the answer may take to flush before the socket is destroyed anyway. */
@@ -8,11 +8,11 @@ const FLUSH_MS = 5000;
 const NOT_HTTP = 'The request is not valid HTTP/1.1';
 
 /** The problem for what Node's HTTP parser refused, by its error code. */
-function problemOf(code: string | undefined): GatehouseError {
-  if (code === 'HPE_HEADER_OVERFLOW') return new GatehouseError('headers_too_large');
-  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new GatehouseError('payload_too_large');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new GatehouseError('request_timeout');
-  return new GatehouseError('validation_failed', {
+function problemOf(code: string | undefined): PosternError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new PosternError('headers_too_large');
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new PosternError('payload_too_large');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new PosternError('request_timeout');
+  return new PosternError('validation_failed', {
     detail: NOT_HTTP,
     errors: [{ path: '/', message: NOT_HTTP }],
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ZodType } from 'zod';
-import { GatehouseError, isGatehouseError, isStoreError } from '../errors.js';
+import { isPosternError, isStoreError, PosternError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { causeMessage, errorMessage } from '../util/error-message.js';
 import { BEARER_CHALLENGES, bearerToken } from './bearer.js';
@@ -59,10 +59,10 @@ function bearerPrincipal(
 function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unknown {
   if (raw.byteLength === 0) return undefined;
   const type = header(headers, 'content-type');
-  if (type === undefined || !jsonType.test(type)) throw new GatehouseError('unsupported_media_type');
+  if (type === undefined || !jsonType.test(type)) throw new PosternError('unsupported_media_type');
   // Bodies are read as sent: a compressed one is a media type we do not take (RFC 9110 15.5.16).
   const coding = header(headers, 'content-encoding');
-  if (coding !== undefined && !identity.test(coding)) throw new GatehouseError('unsupported_media_type');
+  if (coding !== undefined && !identity.test(coding)) throw new PosternError('unsupported_media_type');
   return parseUtf8Json(raw).value;
 }
 
@@ -74,7 +74,7 @@ function parseBody(route: RouteDef, raw: Uint8Array, headers: Record<string, Hea
   const value = parseJson(raw, headers);
   if (raw.byteLength === 0 && !schema.safeParse(undefined).success) {
     const type = header(headers, 'content-type');
-    if (type !== undefined && jsonType.test(type)) throw new GatehouseError('invalid_json');
+    if (type !== undefined && jsonType.test(type)) throw new PosternError('invalid_json');
   }
   return route.validatesBody ? value : validate(schema, value);
 }
@@ -82,13 +82,13 @@ function parseBody(route: RouteDef, raw: Uint8Array, headers: Record<string, Hea
 export function validate<T>(schema: ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  throw new GatehouseError('validation_failed', {
+  throw new PosternError('validation_failed', {
     errors: r.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.') || '/', message: i.message })),
   });
 }
 
 /** The neutral HTTP layer: routing, limits, parsing, validation, auth and error mapping.
- *  Returns `null` for paths outside Gatehouse's mount points so an adapter can fall through. */
+ *  Returns `null` for paths outside Postern's mount points so an adapter can fall through. */
 export function createHandler(opts: HandlerOptions) {
   return async function handle(req: NeutralRequest): Promise<NeutralResponse | null> {
     const { path, q } = splitQuery(req.path);
@@ -99,7 +99,7 @@ export function createHandler(opts: HandlerOptions) {
       // download's size). Off the hot path: only an unmatched request looks again.
       if (method === 'HEAD' && opts.router.match('GET', path))
         return handle({ ...req, method: 'GET' }).then(withoutContent);
-      return opts.owns(path) ? errorToResponse(new GatehouseError('not_found')) : null;
+      return opts.owns(path) ? errorToResponse(new PosternError('not_found')) : null;
     }
     const { route, params, pattern } = matched;
     const requestId = nextRequestId();
@@ -177,7 +177,7 @@ function failed(
       { event: 'store_unavailable', ...fields, err: errorMessage(e), cause: causeMessage(e) ?? null },
       'store unavailable',
     );
-  } else if (!isGatehouseError(e)) {
+  } else if (!isPosternError(e)) {
     logger.error(
       { event: 'internal_error', ...fields, err: e instanceof Error ? e.stack : String(e) },
       'unhandled error',
@@ -190,7 +190,7 @@ function failed(
 
 /** What a host route guarded by an adapter's `requireAuth` gets: the principal of the
  *  request's Bearer token, or the answer to send instead (401 problem, or 503/500 when a store
- *  or a bug failed), logged exactly as Gatehouse's own routes log theirs. Never rejects. */
+ *  or a bug failed), logged exactly as Postern's own routes log theirs. Never rejects. */
 export type Authorization =
   | { principal: Principal; response?: undefined }
   | { principal?: undefined; response: NeutralResponse };

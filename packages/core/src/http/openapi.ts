@@ -189,7 +189,7 @@ export function openApiDocument(routes: readonly MountedRoute[]): Json {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Gatehouse',
+      title: 'Postern',
       version: pkg.version,
       description: 'Authentication and inbound-mail webhooks. Errors are RFC 9457 problems.',
     },

@@ -1,4 +1,4 @@
-import { isGatehouseError, isStoreError, toProblem } from '../errors.js';
+import { isPosternError, isStoreError, toProblem } from '../errors.js';
 import type { NeutralResponse, Reply } from './types.js';
 
 /** Headers on every answer: nothing here is cacheable or sniffable. A literal per answer
@@ -32,9 +32,9 @@ export function errorToResponse(e: unknown): NeutralResponse {
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 
-/** The problem answer for what a `gh.*` call threw in a host's own route (a `GatehouseError`,
+/** The problem answer for what a `ph.*` call threw in a host's own route (a `PosternError`,
  *  or a store that is away: 503 with `Retry-After`); `null` for anything else, which stays the
  *  host's to answer. What the adapters' error handlers send. */
-export function gatehouseProblem(e: unknown): NeutralResponse | null {
-  return isGatehouseError(e) || isStoreError(e) ? errorToResponse(e) : null;
+export function posternProblem(e: unknown): NeutralResponse | null {
+  return isPosternError(e) || isStoreError(e) ? errorToResponse(e) : null;
 }

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors.js';
 
 export type HeaderValue = string | string[] | undefined;
 
-/** What an adapter hands to `gatehouse.handle()`: plain data, no framework objects. */
+/** What an adapter hands to `postern.handle()`: plain data, no framework objects. */
 export interface NeutralRequest {
   method: string;
   /** Path relative to where the adapter is mounted, optionally with `?query`. */

@@ -1,6 +1,6 @@
 import { logAuthEvent, type RequestMeta } from '../auth/log.js';
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import type { InboxAccount, InboxRole } from '../ports/inbox-account-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
 
@@ -10,14 +10,14 @@ export type AccessMeta = RequestMeta & { sid?: string };
 /** Membership check of every inbox route and library call: unknown id -> 404 `not_found`;
  *  known, but the caller is not a member (or not an owner where `need` is `owner`) -> 403. */
 export async function requireAccount(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   userId: string,
   accountId: string,
   need: InboxRole = 'member',
   meta: AccessMeta = {},
 ): Promise<{ account: InboxAccount; role: InboxRole }> {
   const account = await ctx.stores.inboxAccounts.findById(accountId);
-  if (!account) throw new GatehouseError('not_found');
+  if (!account) throw new PosternError('not_found');
   const role = await ctx.stores.inboxAccounts.roleOf(accountId, userId);
   if (role === null || (need === 'owner' && role !== 'owner')) {
     logAuthEvent(
@@ -33,18 +33,18 @@ export async function requireAccount(
       },
       meta,
     );
-    throw new GatehouseError('forbidden');
+    throw new PosternError('forbidden');
   }
   return { account, role };
 }
 
 export async function requireThread(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   userId: string,
   threadId: string,
   meta: AccessMeta = {},
 ): Promise<{ thread: InboxThread; account: InboxAccount; role: InboxRole }> {
   const thread = await ctx.stores.inboxThreads.findById(threadId);
-  if (!thread || thread.messageCount === 0) throw new GatehouseError('not_found');
+  if (!thread || thread.messageCount === 0) throw new PosternError('not_found');
   return { thread, ...(await requireAccount(ctx, userId, thread.accountId, 'member', meta)) };
 }

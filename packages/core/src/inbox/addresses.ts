@@ -19,7 +19,7 @@ export function headerSafe(value: string, max = 998): string {
   return value.replace(CONTROL, ' ').trim().slice(0, max).toWellFormed();
 }
 
-/** Stranger text for a header Gatehouse sends (a subject, a display name): `headerSafe`, and no
+/** Stranger text for a header Postern sends (a subject, a display name): `headerSafe`, and no
  *  RFC 2047 encoded word. Sent as ASCII, `=?UTF-8?Q?Hi=0D=0ABcc:...?=` would be decoded by the
  *  reader's mail client, CR/LF and direction overrides included; a word joiner after its `=`
  *  keeps it literal text, and makes the mailer encode the whole header. */

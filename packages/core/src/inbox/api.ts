@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ipOf } from '../auth/log.js';
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
@@ -27,26 +27,26 @@ export interface AttachmentDownload {
   bytes: Uint8Array;
 }
 
-async function withAttachments(ctx: GatehouseContext, m: Parameters<typeof messageView>[0]) {
+async function withAttachments(ctx: PosternContext, m: Parameters<typeof messageView>[0]) {
   return messageView(m, await ctx.stores.inboxAttachments.listByMessages([m.id]));
 }
 
-/** `gh.inbox`: the inbox API as functions. Every call that names a user checks membership
+/** `ph.inbox`: the inbox API as functions. Every call that names a user checks membership
  *  exactly like the HTTP routes (404 unknown id, 403 not a member / not an owner). */
-export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions) {
+export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) {
   return {
     /** Creates an account for `address`; the caller becomes its owner. */
     async createAccount(userId: string, input: { address: string; name: string }): Promise<AccountView> {
       // The schema hands over the canonical address.
       const body = validate(createAccountBody, input);
       const address = body.address;
-      if (!(await opts.canCreateAccount({ userId, address }))) throw new GatehouseError('forbidden');
+      if (!(await opts.canCreateAccount({ userId, address }))) throw new PosternError('forbidden');
       const account = await ctx.stores.inboxAccounts.create(
         { id: randomUUID(), address, name: body.name, createdAt: ctx.clock.now() },
         userId,
       );
       if (!account) {
-        throw new GatehouseError('validation_failed', {
+        throw new PosternError('validation_failed', {
           errors: [{ path: 'address', message: 'an inbox account already uses this address' }],
         });
       }
@@ -73,10 +73,10 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       } finally {
         if (user !== null) await lookup.release(); // found, or the store failed
       }
-      if (!user) throw new GatehouseError('not_found', { detail: 'no user with this email' });
+      if (!user) throw new PosternError('not_found', { detail: 'no user with this email' });
       const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
       if (r === 'last_owner') {
-        throw new GatehouseError('validation_failed', {
+        throw new PosternError('validation_failed', {
           errors: [{ path: 'role', message: 'an account keeps at least one owner' }],
         });
       }
@@ -135,10 +135,10 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
       meta: AccessMeta = {},
     ): Promise<AttachmentDownload> {
       const attachment = await ctx.stores.inboxAttachments.findById(attachmentId);
-      if (!attachment) throw new GatehouseError('not_found');
+      if (!attachment) throw new PosternError('not_found');
       await requireAccount(ctx, userId, attachment.accountId, 'member', meta);
       const bytes = await ctx.files.get(attachment.fileKey);
-      if (!bytes) throw new GatehouseError('not_found');
+      if (!bytes) throw new PosternError('not_found');
       return { filename: attachment.filename, contentType: attachment.contentType, bytes };
     },
 
@@ -158,12 +158,12 @@ export function createInboxApi(ctx: GatehouseContext, opts: ResolvedInboxOptions
     async recordOutbound(input: RecordOutboundInput): Promise<MessageView> {
       const { accountId, threadId, ...rest } = validate(recordOutboundInput, input);
       const account = await ctx.stores.inboxAccounts.findById(accountId);
-      if (!account) throw new GatehouseError('not_found', { detail: 'unknown inbox account' });
+      if (!account) throw new PosternError('not_found', { detail: 'unknown inbox account' });
       let thread = null;
       if (threadId !== undefined) {
         thread = await ctx.stores.inboxThreads.findById(threadId);
         if (!thread || thread.accountId !== account.id) {
-          throw new GatehouseError('not_found', { detail: 'unknown thread' });
+          throw new PosternError('not_found', { detail: 'unknown thread' });
         }
       }
       return withAttachments(ctx, await storeOutbound(ctx, account, thread, rest));

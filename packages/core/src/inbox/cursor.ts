@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { InboxThread, ThreadCursor } from '../ports/inbox-thread-store.js';
 
 /** Opaque page cursor: the position of the last thread of a page. */
@@ -14,7 +14,7 @@ export function decodeCursor(cursor: string): ThreadCursor {
   const text = cursor.length <= MAX_CURSOR_CHARS ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const m = /^(\d{1,15})\.(\d{1,9})\.([\w-]{1,200})$/.exec(text);
   if (!m) {
-    throw new GatehouseError('validation_failed', {
+    throw new PosternError('validation_failed', {
       errors: [{ path: 'cursor', message: 'invalid cursor' }],
     });
   }

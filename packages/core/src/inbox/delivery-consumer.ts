@@ -1,4 +1,4 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { Consumer } from '../outbox/types.js';
 import type { DeliveryStatus, DeliveryUpdate, InboxMessage } from '../ports/inbox-message-store.js';
 import type { MailEvent, MailEventKind } from '../ports/mail-event-store.js';
@@ -39,7 +39,7 @@ function updateOf(e: MailEvent): DeliveryUpdate | null {
 /** Applies one stored mail event to its message(s), once: the event is marked applied in the
  *  same transaction as the update, and only the caller that marks it applies it. */
 export async function applyMailEvent(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   event: MailEvent,
   messages: InboxMessage[],
 ): Promise<boolean> {
@@ -53,7 +53,7 @@ export async function applyMailEvent(
 
 /** Applies events that arrived before their message (called right after an outbound message
  *  is stored: `recordOutbound`, replies). */
-export async function applyPendingEvents(ctx: GatehouseContext, message: InboxMessage): Promise<void> {
+export async function applyPendingEvents(ctx: PosternContext, message: InboxMessage): Promise<void> {
   for (const e of await ctx.stores.mailEvents.listPending(message.providerMessageId)) {
     await applyMailEvent(ctx, e, [message]);
   }
@@ -64,7 +64,7 @@ export async function applyPendingEvents(ctx: GatehouseContext, message: InboxMe
  *  forward; opened/clicked count engagement. Unknown message: kept pending. Outcomes:
  *  `applied`, `pending`, `duplicate`, `ignored` (no effect for that type), `invalid_payload`
  *  (no usable message id: stored for audit, applied to nothing). */
-export function createDeliveryConsumer(ctx: GatehouseContext): Consumer {
+export function createDeliveryConsumer(ctx: PosternContext): Consumer {
   return async (delivered) => {
     const body = parsePayload(delivered.payload);
     const data = field(body, 'data') ?? body;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import { resolveOutboxOptions } from '../outbox/index.js';
 import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
@@ -21,7 +21,7 @@ const MAX_ATTACHMENTS = 500;
 /** The first account that owns one of the addresses, tried in order (`to`, then `cc`, then
  *  `received_for`/`bcc`), each as written and with `+tag` stripped. */
 export async function matchAccount(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   recipients: ParsedAddress[],
 ): Promise<InboxAccount | null> {
   const seen = new Set<string>();
@@ -56,7 +56,7 @@ class AlreadyStored {
  *  order they came in although deliveries run side by side, take their time at the provider,
  *  or are retried an hour later. */
 async function storeInbound(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   opts: ResolvedInboxOptions,
   serial: ReturnType<typeof createKeyedSerial>,
   account: InboxAccount,
@@ -154,7 +154,7 @@ function downloadDeadline(budgetMs: number, leaseEndsAt: number | undefined): nu
  *  network) has the event retried after that, for the missing attachments only. A retried
  *  event resumes where the last attempt stopped and repeats nothing. Outcomes: `stored`,
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
-export function createInboundConsumer(ctx: GatehouseContext, opts: ResolvedInboxOptions): Consumer {
+export function createInboundConsumer(ctx: PosternContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
   const outboxAttempts = resolveOutboxOptions(ctx.options.outbox).maxAttempts;
   /** A mail that will never be stored: said once in the log, so an operator can tell why an

@@ -1,4 +1,4 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { RouteDef } from '../http/types.js';
 import { memoryFiles } from '../memory/files.js';
 import { createOutbox } from '../outbox/index.js';
@@ -12,7 +12,7 @@ import { resolveInboxOptions, resolveProvider } from './options.js';
 import { createInboxRoutes } from './routes.js';
 
 /** Area B: webhook intake, the outbox, its consumers and the inbox API. */
-export function createInboxArea(ctx: GatehouseContext) {
+export function createInboxArea(ctx: PosternContext) {
   const opts = resolveInboxOptions(ctx.options.inbox);
   ctx.provider = resolveProvider(ctx.options.provider, { ...opts, logger: ctx.logger });
   ctx.files = ctx.options.files ?? memoryFiles();

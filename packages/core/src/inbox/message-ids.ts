@@ -86,7 +86,7 @@ const LINE = 998;
 const IN_REPLY_TO_VALUE = LINE - 'In-Reply-To: '.length;
 const REFERENCES_VALUE = LINE - 'References: '.length;
 
-/** A message id a header Gatehouse sends can carry as it is: printable ASCII, without the
+/** A message id a header Postern sends can carry as it is: printable ASCII, without the
  *  quotes, backslashes and parentheses that would turn the rest of the header into a quoted
  *  string or a comment (`<`, `>` never get this far), and `In-Reply-To: <id>` within one line. */
 const SENDABLE_ID = /^[\x21\x23-\x27\x2a-\x5b\x5d-\x7e]+$/;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { Mailer } from '../ports/mailer.js';
@@ -30,7 +30,7 @@ export function mailNotifier(mailer: Mailer, opts: { from?: string } = {}): Noti
         ].join('\n'),
         headers: {
           // Lets a catching mail system drop duplicates if a retry ever resends.
-          'X-Gatehouse-Notification': createHash('sha256')
+          'X-Postern-Notification': createHash('sha256')
             .update(`${n.messageId}:${n.userId}`)
             .digest('hex')
             .slice(0, 32),
@@ -61,7 +61,7 @@ const HELD_ELSEWHERE_WAITS_MS = [50, 100, 200, 400, 800];
 /** Notifies every owner/member of the account once about `message` (idempotency key
  *  `${messageId}:${userId}` claimed in the notification store). */
 export async function notifyMembers(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   delivery: {
     /** How long a claimed notice stays this delivery's. */
     leaseMs: number;

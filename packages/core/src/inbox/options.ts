@@ -1,4 +1,4 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { MailProvider } from '../ports/mail-provider.js';
@@ -57,7 +57,7 @@ const isPort = (p: object): p is MailProvider =>
 /** The `provider` option as a port: a given port as is; a config with a token becomes the
  *  Resend-compatible client; no token means no provider. */
 export function resolveProvider(
-  option: GatehouseContext['options']['provider'],
+  option: PosternContext['options']['provider'],
   opts: { maxAttachmentBytes: number; logger: Logger },
 ): MailProvider | null {
   if (!option) return null;

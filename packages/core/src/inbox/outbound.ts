@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { GatehouseContext } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { PosternError } from '../errors.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { DeliveryStatus, InboxMessage } from '../ports/inbox-message-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
@@ -10,7 +10,7 @@ import { applyPendingEvents } from './delivery-consumer.js';
 import { bareId, isSendableId, parseIdList, referencesValue, threadKeys } from './message-ids.js';
 import { MAX_SUBJECT, normalizeSubject } from './subject.js';
 
-/** A message the host sent itself (`gh.inbox.recordOutbound`), so replies thread onto it and
+/** A message the host sent itself (`ph.inbox.recordOutbound`), so replies thread onto it and
  *  delivery events update it. */
 export interface RecordOutboundInput {
   accountId: string;
@@ -38,7 +38,7 @@ export interface RecordOutboundInput {
 /** Stores an outbound message (idempotent per provider id and account), counts it on its
  *  thread and applies delivery events that arrived before it. */
 export async function storeOutbound(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   account: InboxAccount,
   thread: InboxThread | null,
   input: Omit<RecordOutboundInput, 'accountId' | 'threadId'>,
@@ -115,14 +115,14 @@ function mailbox(name: string, address: string): string {
 /** Host part usable in a generated Message-ID. */
 function idDomain(address: string): string {
   const d = address.slice(address.lastIndexOf('@') + 1);
-  return /^[a-z0-9.-]{1,253}$/.test(d) ? d : 'gatehouse.invalid';
+  return /^[a-z0-9.-]{1,253}$/.test(d) ? d : 'postern.invalid';
 }
 
 /** Replies on a thread: to the newest inbound message's Reply-To or sender (else to whom the
- *  newest outbound message went), with a Gatehouse Message-ID, In-Reply-To and References;
+ *  newest outbound message went), with a Postern Message-ID, In-Reply-To and References;
  *  sent through the provider port, or the mailer when no provider is configured. */
 export async function sendReply(
-  ctx: GatehouseContext,
+  ctx: PosternContext,
   account: InboxAccount,
   thread: InboxThread,
   input: { text: string; html?: string },
@@ -134,7 +134,7 @@ export async function sendReply(
     ? [inbound.replyTo ?? inbound.fromAddress].filter((a): a is string => !!a)
     : (parent?.recipients ?? []);
   if (!parent || to.length === 0) {
-    throw new GatehouseError('validation_failed', {
+    throw new PosternError('validation_failed', {
       errors: [{ path: '/', message: 'the thread has no address to reply to' }],
     });
   }
@@ -189,7 +189,7 @@ export async function sendReply(
       { event: 'inbox_reply_failed', threadId: thread.id, err: errorMessage(e) },
       'reply not sent',
     );
-    throw new GatehouseError('unavailable', {
+    throw new PosternError('unavailable', {
       retryAfter: 30,
       detail: 'the mail provider did not accept the reply',
     });

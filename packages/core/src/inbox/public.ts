@@ -1,4 +1,4 @@
-// The inbox area's public exports (re-exported by `@gatehouse/core`).
+// The inbox area's public exports (re-exported by `@postern/core`).
 export type { InboxApi } from './api.js';
 export { directoryFiles } from './directory-files.js';
 export { mailNotifier } from './notify.js';

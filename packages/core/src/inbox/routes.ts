@@ -1,5 +1,5 @@
 import { metaOf } from '../auth/log.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
@@ -48,7 +48,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     if (v === null) return undefined;
     const n = /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN;
     if (!(n >= 1 && n <= MAX_PAGE_SIZE)) {
-      throw new GatehouseError('validation_failed', {
+      throw new PosternError('validation_failed', {
         errors: [{ path: 'limit', message: `from 1 to ${MAX_PAGE_SIZE}` }],
       });
     }
@@ -61,7 +61,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       area: 'inbox',
       auth: 'bearer',
       body: createAccountBody,
-      validatesBody: true, // createAccount validates (it is gh.inbox.createAccount too)
+      validatesBody: true, // createAccount validates (it is ph.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
       responses: { 201: { description: 'the account', schema: accountSchema } },
       errors: ['forbidden'],

@@ -1,4 +1,4 @@
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
@@ -57,9 +57,9 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
     cooldownSeconds: env.cfg.resendCooldownSeconds,
     maxSends: env.cfg.maxSends,
   });
-  if (!r) throw new GatehouseError('invalid_token');
+  if (!r) throw new PosternError('invalid_token');
   if (!r.ok)
-    throw new GatehouseError('rate_limited', { retryAfter: r.retryAfterSeconds, reason: 'send_budget' });
+    throw new PosternError('rate_limited', { retryAfter: r.retryAfterSeconds, reason: 'send_budget' });
   await sendEmailCode(env, user, loginCodeKey(pending.jti));
 }
 

@@ -1,7 +1,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { ipOf, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, SessionAnswer } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,
@@ -24,7 +24,7 @@ import { attempt, type OpenPending, openPending } from './pending.js';
 
 async function assertEnrolling(env: MfaEnv, p: OpenPending): Promise<void> {
   if (p.pending.methods.length > 0 || (await enabledMethods(env, p.user.id)).length > 0)
-    throw new GatehouseError('invalid_token');
+    throw new PosternError('invalid_token');
 }
 
 async function open(env: MfaEnv, token: string, method: MfaMethod): Promise<OpenPending> {

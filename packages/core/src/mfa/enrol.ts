@@ -2,7 +2,7 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { ipOf, type RequestMeta } from '../auth/log.js';
 import { requireFreshAuth } from '../auth/reauth.js';
 import type { MfaMethod } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
 import type { MfaEnv } from './env.js';
@@ -44,7 +44,7 @@ async function checkCode(env: MfaEnv, user: User, meta: RequestMeta, ok: () => P
     await counted.release();
     throw e;
   }
-  if (!right) throw new GatehouseError('invalid_code');
+  if (!right) throw new PosternError('invalid_code');
   await counted.release();
 }
 
@@ -117,7 +117,7 @@ export async function webauthnRegisterVerify(
   const user = await fresh(env, principal, input.password, meta);
   const hadMfa = await hasMfa(env, user);
   const credentialId = await confirmPasskey(env, user, input.attestationResponse, input.name, meta);
-  if (!credentialId) throw new GatehouseError('invalid_code');
+  if (!credentialId) throw new PosternError('invalid_code');
   return { credentialId, ...(await factorAdded(env, user, 'webauthn', hadMfa, principal.sid, meta)) };
 }
 
@@ -158,7 +158,7 @@ export async function disableMethod(
     method === 'webauthn'
       ? (await webauthnCredentials.removeAllCredentials(user.id)) > 0
       : await mfaFactors.removeFactor(user.id, method);
-  if (!removed) throw new GatehouseError('not_found');
+  if (!removed) throw new PosternError('not_found');
   await afterRemoval(env, user, principal, method, meta);
 }
 
@@ -171,7 +171,7 @@ export async function removePasskey(
 ) {
   const user = await withPassword(env, principal, password, meta);
   if (!(await env.ctx.stores.webauthnCredentials.removeCredential(user.id, id)))
-    throw new GatehouseError('not_found');
+    throw new PosternError('not_found');
   await afterRemoval(env, user, principal, 'webauthn', meta);
 }
 
@@ -183,7 +183,7 @@ export async function regenerateRecovery(
 ) {
   const user = await withPassword(env, principal, password, meta);
   if (!(await hasMfa(env, user)))
-    throw new GatehouseError('validation_failed', { detail: 'MFA is not enabled' });
+    throw new PosternError('validation_failed', { detail: 'MFA is not enabled' });
   const recoveryCodes = await regenerateRecoveryCodes(env, user.id);
   await changed(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
   return { recoveryCodes };

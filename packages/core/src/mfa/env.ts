@@ -1,10 +1,10 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { MfaConfig } from './options.js';
 import type { Sealer } from './seal.js';
 
 /** What every MFA flow needs: the shared context, the resolved MFA options, the seed sealer. */
 export interface MfaEnv {
-  ctx: GatehouseContext;
+  ctx: PosternContext;
   cfg: MfaConfig;
   sealer: Sealer;
 }
@@ -13,14 +13,14 @@ export const nowSeconds = (env: MfaEnv): number => Math.floor(env.ctx.clock.now(
 
 export const addSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 1000);
 
-const envs = new WeakMap<GatehouseContext, MfaEnv>();
+const envs = new WeakMap<PosternContext, MfaEnv>();
 
 export function registerMfaEnv(env: MfaEnv): void {
   envs.set(env.ctx, env);
 }
 
 /** The MFA env built by `createMfaArea` for this context. */
-export function mfaEnvOf(ctx: GatehouseContext): MfaEnv {
+export function mfaEnvOf(ctx: PosternContext): MfaEnv {
   const env = envs.get(ctx);
   if (!env) throw new Error('the MFA area has not been created for this context');
   return env;

@@ -3,7 +3,7 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import { useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod, ThrottleBucket } from '../context.js';
-import { GatehouseError, isGatehouseError } from '../errors.js';
+import { isPosternError, PosternError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
@@ -19,7 +19,7 @@ import { registrationOptions, verifyRegistration } from './webauthn.js';
 const TOTP_SETUP_SECONDS = 900;
 
 export function assertAllowed(env: MfaEnv, method: MfaMethod): void {
-  if (!env.cfg.methods.has(method)) throw new GatehouseError('not_found');
+  if (!env.cfg.methods.has(method)) throw new PosternError('not_found');
 }
 
 export async function startTotp(env: MfaEnv, user: User) {
@@ -67,7 +67,7 @@ export async function confirmEmail(env: MfaEnv, user: User, code: string): Promi
     },
   });
   if (proving && r !== 'wrong') await proving.release();
-  if (r === 'gone') throw new GatehouseError('invalid_code');
+  if (r === 'gone') throw new PosternError('invalid_code');
   return r === 'used';
 }
 
@@ -76,7 +76,7 @@ async function takeIfUnder(env: MfaEnv, entry: readonly [ThrottleBucket, string]
   try {
     return await env.ctx.throttle.take(entry);
   } catch (e) {
-    if (isGatehouseError(e) && e.code === 'rate_limited') return null;
+    if (isPosternError(e) && e.code === 'rate_limited') return null;
     throw e;
   }
 }
@@ -94,7 +94,7 @@ export async function confirmPasskey(
   const cred = await verifyRegistration(env, user, attestation, name ?? 'Passkey', meta);
   if (!cred) return null;
   if (!(await env.ctx.stores.webauthnCredentials.addCredential(cred)))
-    throw new GatehouseError('validation_failed', {
+    throw new PosternError('validation_failed', {
       errors: [{ path: 'attestationResponse', message: 'this credential is already registered' }],
     });
   return cred.id;

@@ -1,4 +1,4 @@
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 import type { RouteDef } from '../http/types.js';
 import { createMfaApi, createMfaFlows } from './api.js';
 import { type MfaEnv, registerMfaEnv } from './env.js';
@@ -9,7 +9,7 @@ import { createSealer } from './seal.js';
 import { mfaSummary } from './summary.js';
 
 /** The MFA area: pending logins, factors, enrolment. Sets `ctx.mfa` for the auth area's login. */
-export function createMfaArea(ctx: GatehouseContext) {
+export function createMfaArea(ctx: PosternContext) {
   const cfg = resolveMfaConfig(ctx.options);
   const env: MfaEnv = { ctx, cfg, sealer: createSealer(ctx.options.mfa?.encryptionKey, ctx.logger) };
   registerMfaEnv(env);

@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialsHold } from '../auth/credentials-hold.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
 import type { User } from '../ports/user-store.js';
 import { isEmailCode } from '../tokens/email-code.js';
@@ -88,7 +88,7 @@ export async function completeLogin(
       { event: 'mfa_failed', outcome: 'failure', reason: 'credentials_changed', method, userId: user.id },
       meta,
     );
-    throw new GatehouseError('invalid_token');
+    throw new PosternError('invalid_token');
   }
   const { sid, answer } = issued;
   logAuthEvent(
@@ -103,7 +103,7 @@ export async function completeLogin(
 /** 400 when the request names a method this login cannot use (no code is checked, nothing
  *  is counted). */
 const notOffered = (method: string, path: string) =>
-  new GatehouseError('validation_failed', {
+  new PosternError('validation_failed', {
     errors: [{ path, message: `${method} is not a method of this login` }],
   });
 
@@ -184,7 +184,7 @@ export async function verifyCode(
  *  (the previous code dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
 export async function resendCode(env: MfaEnv, input: { token: string }): Promise<void> {
   const { pending, user } = await openPending(env, input.token);
-  if (!pending.methods.includes('email')) throw new GatehouseError('nothing_to_resend');
+  if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');
   await sendLoginCode(env, pending, user);
 }
 

@@ -1,12 +1,12 @@
 import type { MfaMethod } from '../context.js';
 import { ConfigError } from '../errors.js';
-import type { GatehouseOptions } from '../options.js';
+import type { PosternOptions } from '../options.js';
 import { wholeOption } from '../util/whole-option.js';
 
 /** A 32-byte AES-256-GCM key that seals TOTP seeds: raw bytes, or base64/base64url text. */
 export type SealingKeyInput = Uint8Array | string | { kid: string; key: Uint8Array | string };
 
-/** Options of the MFA area (`createGatehouse({ mfa: { ... } })`). */
+/** Options of the MFA area (`createPostern({ mfa: { ... } })`). */
 export interface MfaOptions {
   /** Methods users may enrol and use. Default: all three. Email is the weakest (docs/mfa.md). */
   methods?: MfaMethod[];
@@ -67,7 +67,7 @@ const ALL: MfaMethod[] = ['totp', 'email', 'webauthn'];
 const positive = (name: string, v: number | undefined, dflt: number, allowZero = false) =>
   wholeOption(`mfa.${name}`, v, dflt, allowZero ? 0 : 1);
 
-export function resolveMfaConfig(options: GatehouseOptions): MfaConfig {
+export function resolveMfaConfig(options: PosternOptions): MfaConfig {
   const m = options.mfa ?? {};
   let issuerUrl: URL | null = null;
   try {
@@ -104,7 +104,7 @@ export function resolveMfaConfig(options: GatehouseOptions): MfaConfig {
     pendingAudience: `${options.audience}:mfa`,
     webauthn: {
       rpId: rpId ?? '',
-      rpName: wa?.rpName ?? m.totpIssuer ?? issuerUrl?.hostname ?? 'Gatehouse',
+      rpName: wa?.rpName ?? m.totpIssuer ?? issuerUrl?.hostname ?? 'Postern',
       origin: [origin ?? ''].flat(),
     },
   };

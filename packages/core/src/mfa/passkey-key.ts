@@ -10,7 +10,7 @@ const EC_CURVES: Partial<Record<number, string>> = {
   [cose.COSECRV.P521]: 'P-521',
 };
 
-/** The JWK of a COSE public key of a type Gatehouse accepts (EC2, OKP, RSA); null otherwise. */
+/** The JWK of a COSE public key of a type Postern accepts (EC2, OKP, RSA); null otherwise. */
 function toJwk(key: Map<number, unknown>): JsonWebKey | null {
   const { COSEKEYS, COSEKTY } = cose;
   const kty = key.get(COSEKEYS.kty);

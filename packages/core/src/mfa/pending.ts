@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
 import { addSeconds, type MfaEnv } from './env.js';
@@ -53,9 +53,9 @@ export async function openPending(env: MfaEnv, token: string): Promise<OpenPendi
     requiredClaims: ['sub', 'jti', 'exp', 'iat'],
   });
   const pending = await env.ctx.stores.pendingLogins.get(String(claims.jti), env.ctx.clock.now());
-  if (!pending || pending.userId !== claims.sub) throw new GatehouseError('invalid_token');
+  if (!pending || pending.userId !== claims.sub) throw new PosternError('invalid_token');
   const user = await env.ctx.stores.users.findById(pending.userId);
-  if (!user || user.disabled) throw new GatehouseError('invalid_token');
+  if (!user || user.disabled) throw new PosternError('invalid_token');
   return { pending, user };
 }
 
@@ -91,7 +91,7 @@ export async function attempt(
       { event: 'mfa_failed', outcome: 'failure', reason, method, userId: user.id },
       meta,
     );
-    return new GatehouseError('invalid_code');
+    return new PosternError('invalid_code');
   };
   // Only a wrong code keeps the point: a request refused before any code was checked (a
   // method this login does not offer) and one that lost the login to a parallel attempt give
@@ -110,11 +110,11 @@ export async function attempt(
     const failures = await stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, clock.now());
     // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
     // step was taken meanwhile): the answer is that of a used-up token.
-    if (failures === null) throw await notCounted(new GatehouseError('invalid_token'));
+    if (failures === null) throw await notCounted(new PosternError('invalid_token'));
     throw refused('wrong_code');
   }
   const won = await stores.pendingLogins.consume(pending.jti, clock.now());
-  if (!won) throw await notCounted(new GatehouseError('invalid_token'));
+  if (!won) throw await notCounted(new PosternError('invalid_token'));
   // Used up between this attempt's check and now (another login of the same user took the
   // TOTP step or the recovery code): this login is over, the limiter keeps the attempt.
   if (typeof found === 'object' && !(await found.commit())) throw refused('code_used_concurrently');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { GatehouseContext } from '../context.js';
-import { ConfigError, GatehouseError, isStoreError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { ConfigError, isStoreError, PosternError } from '../errors.js';
 import type {
   OutboxEvent,
   OutboxLease,
@@ -29,7 +29,7 @@ const DEFAULTS: Required<OutboxOptions> = {
 const PURGE_EVERY_MS = HOUR;
 const MAX_ERROR_CHARS = 1000;
 
-/** The outbox dispatcher (`gh.outbox`): at-least-once delivery of published events to the
+/** The outbox dispatcher (`ph.outbox`): at-least-once delivery of published events to the
  *  consumer subscribed to their name, retries with backoff, then `dead`. */
 export interface Outbox {
   /** Stores a pending event; returns its id (the first event's id for a repeated `dedupeKey`). */
@@ -80,7 +80,7 @@ function outcomeOf(result: unknown): string | null {
   return typeof outcome === 'string' ? outcome.slice(0, 200) : null;
 }
 
-export function createOutbox(ctx: GatehouseContext): Outbox {
+export function createOutbox(ctx: PosternContext): Outbox {
   const o = resolveOutboxOptions(ctx.options.outbox);
   const { clock, logger } = ctx;
   // Read at use: a custom `Stores` without an outbox only fails when the outbox is used.
@@ -285,7 +285,7 @@ export function createOutbox(ctx: GatehouseContext): Outbox {
       (input.dedupeKey !== undefined && typeof input.dedupeKey !== 'string')
     )
       return Promise.reject(
-        new GatehouseError('validation_failed', {
+        new PosternError('validation_failed', {
           detail: 'An outbox event needs a name, a string payload and an optional string dedupeKey',
         }),
       );

@@ -7,7 +7,7 @@ export interface DeliveredEvent {
   /** 1 on the first delivery. */
   attempt: number;
   /** Attempts the queue makes in all (the dispatcher's `maxAttempts`). Absent, a consumer takes
-   *  the Gatehouse outbox's own; a host feeding the consumers from its own queue passes its. */
+   *  the Postern outbox's own; a host feeding the consumers from its own queue passes its. */
   maxAttempts?: number;
   createdAt: Date;
   /** When this delivery's lease runs out (wall-clock ms, as `Date.now()`): from then on the
@@ -50,7 +50,7 @@ export interface PublishInput {
   dedupeKey?: string;
 }
 
-/** Outbox dispatcher options (`createGatehouse({ outbox })`). */
+/** Outbox dispatcher options (`createPostern({ outbox })`). */
 export interface OutboxOptions {
   /** Deliveries before an event is marked dead. Default 10. */
   maxAttempts?: number;

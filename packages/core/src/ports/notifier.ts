@@ -7,7 +7,7 @@ export interface InboxNotice {
   accountName: string;
   accountAddress: string;
   threadId: string;
-  /** Gatehouse's id of the inbox message. */
+  /** Postern's id of the inbox message. */
   messageId: string;
   from: string;
   subject: string;

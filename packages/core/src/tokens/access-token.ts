@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GatehouseError } from '../errors.js';
+import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { Keyring } from './keyring.js';
 
@@ -44,7 +44,7 @@ export async function verifyAccessToken(
     typeof jti !== 'string' ||
     typeof exp !== 'number'
   )
-    throw new GatehouseError('invalid_token');
+    throw new PosternError('invalid_token');
   return {
     userId: sub,
     sid,

@@ -14,7 +14,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
-import { ConfigError, GatehouseError } from '../errors.js';
+import { ConfigError, PosternError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { errorMessage } from '../util/error-message.js';
@@ -80,7 +80,7 @@ function fromKeyObject(key: KeyObject, alg: Algorithm = algOfKeyObject(key)): Ch
   return key.type === 'private' ? { alg, sign: key, verify: createPublicKey(key) } : { alg, verify: key };
 }
 
-/** Checks one key synchronously, so a bad one is a ConfigError from `createGatehouse`. */
+/** Checks one key synchronously, so a bad one is a ConfigError from `createPostern`. */
 function check(input: KeyInput): CheckedKey {
   if (input instanceof KeyObject) return fromKeyObject(input);
   if (typeof input !== 'object' || input === null) throw new ConfigError(`Unsupported key; ${UNSUPPORTED}`);
@@ -133,7 +133,7 @@ async function withKid(k: CheckedKey): Promise<LoadedKey> {
   return { ...key, kid: await calculateJwkThumbprint(jwk ?? (await exportJWK(key.verify))) };
 }
 
-/** Checks the configured keys at once (a bad one is a ConfigError from `createGatehouse`);
+/** Checks the configured keys at once (a bad one is a ConfigError from `createPostern`);
  *  only thumbprint kids are computed lazily, so creation stays synchronous. Mixing algorithms
  *  is a ConfigError: one algorithm per deployment. */
 export function createKeyring(opts: {
@@ -186,7 +186,7 @@ export function createKeyring(opts: {
           token,
           (header: JWTHeaderParameters) => {
             const key = header.kid === undefined ? undefined : byKid.get(header.kid);
-            if (!key) throw new GatehouseError('invalid_token');
+            if (!key) throw new PosternError('invalid_token');
             return key.verify;
           },
           {
@@ -201,7 +201,7 @@ export function createKeyring(opts: {
         );
         return payload;
       } catch {
-        throw new GatehouseError('invalid_token');
+        throw new PosternError('invalid_token');
       }
     },
     async jwks() {

@@ -1,4 +1,4 @@
-// libmime ships no types; only what Gatehouse calls. Its export is an instance whose methods
+// libmime ships no types; only what Postern calls. Its export is an instance whose methods
 // use `this`: call them on it, never detached.
 declare module 'libmime' {
   const libmime: {

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import type { GatehouseContext } from '../context.js';
-import { ConfigError, GatehouseError } from '../errors.js';
+import type { PosternContext } from '../context.js';
+import { ConfigError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
@@ -38,7 +38,7 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
   // Strict UTF-8, BOM kept: the outbox payload is exactly the bytes that were signed.
   const { text, value: body } = parseUtf8Json(raw);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new GatehouseError('validation_failed', {
+    throw new PosternError('validation_failed', {
       errors: [{ path: '/', message: 'Expected a JSON object' }],
     });
   }
@@ -49,7 +49,7 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
  *  (CONTRACT.md 4): body read under the limit (neutral layer) -> secret configured (503) ->
  *  signature over the raw bytes (401) -> JSON object (400) -> route -> publish -> 202. An
  *  unverified body is never parsed or logged; nothing is published for a refused request. */
-export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): RouteDef[] {
+export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteDef[] {
   const { toleranceSeconds, prefixes } = resolveOptions(ctx.options.webhook);
   const secrets = createSecretReader(ctx);
 
@@ -75,7 +75,7 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
   const verified = (kind: WebhookKind | 'auto', r: RouteContext, keys: KeyObject[]) => {
     if (keys.length === 0) {
       rejected(r, 'not_configured');
-      throw new GatehouseError('webhook_not_configured');
+      throw new PosternError('webhook_not_configured');
     }
     const check = checkSignature({
       headers: r.headers,
@@ -87,7 +87,7 @@ export function createWebhookRoutes(ctx: GatehouseContext, outbox: Outbox): Rout
     });
     if (!check.ok) {
       rejected(r, check.reason);
-      throw new GatehouseError('webhook_signature_invalid');
+      throw new PosternError('webhook_signature_invalid');
     }
     let parsed: { text: string; body: object };
     try {

@@ -1,5 +1,5 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import type { GatehouseContext } from '../context.js';
+import type { PosternContext } from '../context.js';
 
 export const WEBHOOK_SECRET_SETTING = 'inbox.mail.webhook-secret';
 
@@ -45,7 +45,7 @@ export function parseSecrets(
 /** Reads the secret setting per request (rotation without restart). Parsing is cached per
  *  distinct setting value, so each value is decoded, and warned about, once. Synchronous
  *  settings stay synchronous (no promise on the hot path). */
-export function createSecretReader(ctx: GatehouseContext): () => KeyObject[] | Promise<KeyObject[]> {
+export function createSecretReader(ctx: PosternContext): () => KeyObject[] | Promise<KeyObject[]> {
   let lastRaw: string | undefined;
   let lastKeys: KeyObject[] = [];
   const keysOf = (value: unknown): KeyObject[] => {

@@ -1,4 +1,4 @@
-/** Webhook intake options (`createGatehouse({ webhook })`). Body limit: `bodyLimits.webhook`. */
+/** Webhook intake options (`createPostern({ webhook })`). Body limit: `bodyLimits.webhook`. */
 export interface WebhookOptions {
   /** Accepted clock difference between a signature's timestamp and now, either way. Default 300 s. */
   toleranceSeconds?: number;

@@ -9,27 +9,27 @@ describe('accounts', () => {
     const t = setup();
     const u = await user(t);
     const s = await session(t, u);
-    await t.gh.auth.disableUser(u.id);
-    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
-    await expect(t.gh.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
+    await t.ph.auth.disableUser(u.id);
+    await expect(t.ph.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(t.ph.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
       code: 'invalid_token',
     });
-    await expect(t.gh.auth.login({ email: u.email, password: u.password })).rejects.toMatchObject({
+    await expect(t.ph.auth.login({ email: u.email, password: u.password })).rejects.toMatchObject({
       code: 'invalid_credentials',
     });
-    await t.gh.auth.enableUser(u.id);
+    await t.ph.auth.enableUser(u.id);
     await session(t, u);
-    await expect(t.gh.auth.disableUser('no-such-user')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.ph.auth.disableUser('no-such-user')).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('deleteUser ends every session and frees the email', async () => {
     const t = setup();
     const u = await user(t);
     const s = await session(t, u);
-    await t.gh.auth.deleteUser(u.id);
-    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
+    await t.ph.auth.deleteUser(u.id);
+    await expect(t.ph.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
     expect(await t.stores.users.findById(u.id)).toBeNull();
-    await t.gh.auth.signup({ name: 'Again', email: u.email, password: STRONG_2 });
+    await t.ph.auth.signup({ name: 'Again', email: u.email, password: STRONG_2 });
   });
 
   it('revokeSessions ends the sessions of one user, or of everyone', async () => {
@@ -38,24 +38,24 @@ describe('accounts', () => {
     const b = await user(t);
     const sa = await session(t, a);
     const sb = await session(t, b);
-    expect(await t.gh.auth.revokeSessions({ userId: a.id })).toEqual({ revoked: 1 });
-    await expect(t.gh.auth.verifyAccessToken(sa.accessToken)).rejects.toMatchObject({
+    expect(await t.ph.auth.revokeSessions({ userId: a.id })).toEqual({ revoked: 1 });
+    await expect(t.ph.auth.verifyAccessToken(sa.accessToken)).rejects.toMatchObject({
       code: 'invalid_token',
     });
-    await t.gh.auth.verifyAccessToken(sb.accessToken);
+    await t.ph.auth.verifyAccessToken(sb.accessToken);
     const sa2 = await session(t, a);
-    expect(await t.gh.auth.revokeSessions({ all: true })).toEqual({ revoked: 2 });
+    expect(await t.ph.auth.revokeSessions({ all: true })).toEqual({ revoked: 2 });
     for (const token of [sa2.accessToken, sb.accessToken])
-      await expect(t.gh.auth.verifyAccessToken(token)).rejects.toMatchObject({ code: 'invalid_token' });
+      await expect(t.ph.auth.verifyAccessToken(token)).rejects.toMatchObject({ code: 'invalid_token' });
   });
 
   it('roles come from the account; defaultRoles and setRoles change them', async () => {
     const t = setup({ defaultRoles: ['member'] });
     const u = await user(t);
-    const p = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
-    expect(await t.gh.auth.roles(p)).toEqual({ roles: ['member'] });
-    await t.gh.auth.setRoles(u.id, ['member', 'admin']);
-    expect(await t.gh.auth.roles(p)).toEqual({ roles: ['member', 'admin'] });
+    const p = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    expect(await t.ph.auth.roles(p)).toEqual({ roles: ['member'] });
+    await t.ph.auth.setRoles(u.id, ['member', 'admin']);
+    expect(await t.ph.auth.roles(p)).toEqual({ roles: ['member', 'admin'] });
   });
 
   it('changePassword with keepOtherSessions leaves the other sessions alone', async () => {
@@ -63,13 +63,13 @@ describe('accounts', () => {
     const u = await user(t);
     const s1 = await session(t, u);
     const s2 = await session(t, u);
-    const p1 = await t.gh.auth.verifyAccessToken(s1.accessToken);
-    await t.gh.auth.changePassword(p1, {
+    const p1 = await t.ph.auth.verifyAccessToken(s1.accessToken);
+    await t.ph.auth.changePassword(p1, {
       currentPassword: u.password,
       newPassword: STRONG_2,
       keepOtherSessions: true,
     });
-    await t.gh.auth.verifyAccessToken(s2.accessToken);
+    await t.ph.auth.verifyAccessToken(s2.accessToken);
     const mail = await t.mailer.waitFor(u.email, (m) => /changed/.test(m.subject));
     expect(mail.text).toMatch(/stay signed in/);
   });
@@ -77,13 +77,13 @@ describe('accounts', () => {
   it('a wrong current password counts as a failed login', async () => {
     const t = setup({ throttle: { 'login:email': { points: 2, durationSeconds: 900 } } });
     const u = await user(t);
-    const p = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
+    const p = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
     for (let i = 0; i < 2; i++)
       await expect(
-        t.gh.auth.changePassword(p, { currentPassword: 'wrong-one-123', newPassword: STRONG_2 }),
+        t.ph.auth.changePassword(p, { currentPassword: 'wrong-one-123', newPassword: STRONG_2 }),
       ).rejects.toMatchObject({ code: 'invalid_credentials' });
     await expect(
-      t.gh.auth.changePassword(p, { currentPassword: u.password, newPassword: STRONG_2 }),
+      t.ph.auth.changePassword(p, { currentPassword: u.password, newPassword: STRONG_2 }),
     ).rejects.toMatchObject({ code: 'rate_limited' });
   });
 });

@@ -7,12 +7,12 @@ import { type Setup, STRONG, STRONG_2, session, setup, totpCode, totpUser, user 
 async function resetPassword(t: Setup, address: string): Promise<void> {
   t.clock.advance(1000);
   const sent = t.mailer.mails.length;
-  await t.gh.auth.forgot({ email: address });
+  await t.ph.auth.forgot({ email: address });
   const mail = await t.mailer.waitFor(
     address,
     (m) => /reset code/i.test(m.subject) && t.mailer.mails.indexOf(m) >= sent,
   );
-  await t.gh.auth.forgotReset({ code: /Reset code: (\S+)/.exec(mail.text)![1]!, password: STRONG_2 });
+  await t.ph.auth.forgotReset({ code: /Reset code: (\S+)/.exec(mail.text)![1]!, password: STRONG_2 });
 }
 
 /** Runs `during` once, the first time `target[method]` is called, before the call itself:
@@ -35,7 +35,7 @@ describe('a login racing a password reset', () => {
     const u = await user(t);
     before(t.stores.sessions, 'create', () => resetPassword(t, u.email));
     await expect(
-      t.gh.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
+      t.ph.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
     ).rejects.toMatchObject({ code: 'invalid_credentials' });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);
     expect(t.log.lines.map((e) => e.fields)).toContainEqual(
@@ -48,9 +48,9 @@ describe('a login racing a password reset', () => {
   it('gets no session when the user is disabled meanwhile', async () => {
     const t = setup();
     const u = await user(t);
-    before(t.stores.sessions, 'create', () => t.gh.auth.disableUser(u.id));
+    before(t.stores.sessions, 'create', () => t.ph.auth.disableUser(u.id));
     await expect(
-      t.gh.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
+      t.ph.auth.login({ email: u.email, password: STRONG, refreshToken: true }),
     ).rejects.toMatchObject({ code: 'invalid_credentials' });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);
   });
@@ -61,9 +61,9 @@ describe('a login racing a password reset', () => {
     // The whole login runs after deleteUser ended the sessions and before it deletes the user.
     let login: unknown;
     before(t.stores.users, 'delete', async () => {
-      login = await t.gh.auth.login({ email: u.email, password: STRONG, refreshToken: true }).catch((e) => e);
+      login = await t.ph.auth.login({ email: u.email, password: STRONG, refreshToken: true }).catch((e) => e);
     });
-    await t.gh.auth.deleteUser(u.id);
+    await t.ph.auth.deleteUser(u.id);
     expect(login).toMatchObject({ code: 'invalid_credentials' });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);
   });
@@ -82,16 +82,16 @@ describe('a login racing a password reset', () => {
     t.clock.advance(30_000);
 
     before(t.stores.pendingLogins, 'create', () => resetPassword(t, u.email));
-    await expect(t.gh.auth.login({ email: u.email, password: STRONG })).rejects.toMatchObject({
+    await expect(t.ph.auth.login({ email: u.email, password: STRONG })).rejects.toMatchObject({
       code: 'invalid_credentials',
     });
 
     // A pending login opened before the reset, completed after it: no session either.
     t.clock.advance(30_000);
-    const pending = await t.gh.auth.login({ email: u.email, password: STRONG_2 });
+    const pending = await t.ph.auth.login({ email: u.email, password: STRONG_2 });
     if (!('mfaToken' in pending)) throw new Error('MFA expected');
     before(t.stores.sessions, 'create', () => resetPassword(t, u.email));
-    await expect(t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totp() })).rejects.toMatchObject({
+    await expect(t.ph.auth.verifyMfa({ token: pending.mfaToken, code: totp() })).rejects.toMatchObject({
       code: 'invalid_token',
     });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);

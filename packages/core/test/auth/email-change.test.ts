@@ -1,5 +1,5 @@
-import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+import { memoryStores } from '@postern/core/memory';
+import { TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/tokens/opaque.js';
 import { email, STRONG, session, setup, user } from './setup.js';
@@ -19,20 +19,20 @@ describe('email change against a racing password reset', () => {
     const t = setup({}, { stores, clock });
     const u = await user(t);
     const { accessToken } = await session(t, u);
-    const principal = await t.gh.auth.verifyAccessToken(accessToken);
+    const principal = await t.ph.auth.verifyAccessToken(accessToken);
     const next = email('moved');
-    await t.gh.auth.requestEmailChange(principal, { newEmail: next, password: STRONG });
+    await t.ph.auth.requestEmailChange(principal, { newEmail: next, password: STRONG });
     const code = /\d{6}/.exec((await t.mailer.waitFor(next)).text)![0];
 
     slow = true;
-    await t.gh.auth.forgot({ email: u.email });
+    await t.ph.auth.forgot({ email: u.email });
     // Let the reset request find the user (by the old address) and reach its slowed store.
     await new Promise((r) => setTimeout(r, 20));
-    await t.gh.auth.confirmEmailChange(principal, { newEmail: next, code });
+    await t.ph.auth.confirmEmailChange(principal, { newEmail: next, code });
     const reset = await t.mailer.waitFor(u.email, (m) => /reset code/i.test(m.subject));
     const resetCode = /Reset code: (\S+)/.exec(reset.text)![1]!;
     await expect(
-      t.gh.auth.forgotReset({ code: resetCode, password: 'violet-otter-jumps-gravel-1987' }),
+      t.ph.auth.forgotReset({ code: resetCode, password: 'violet-otter-jumps-gravel-1987' }),
     ).rejects.toMatchObject({ code: 'invalid_code' });
     await session(t, { email: next, password: STRONG });
   });
@@ -49,7 +49,7 @@ describe('reset codes without an address', () => {
       createdAt: t.clock.now(),
       expiresAt: new Date(t.clock.now().getTime() + 60_000),
     });
-    await t.gh.auth.forgotReset({
+    await t.ph.auth.forgotReset({
       code: 'legacy-code-'.padEnd(43, 'x'),
       password: 'violet-otter-jumps-gravel-1987',
     });

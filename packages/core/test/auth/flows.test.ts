@@ -8,14 +8,14 @@ describe('auth flows (library API)', () => {
     const u = await user(t);
     const s = await session(t, u);
     expect(s).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
-    const p = await t.gh.auth.verifyAccessToken(s.accessToken);
+    const p = await t.ph.auth.verifyAccessToken(s.accessToken);
     expect(p.userId).toBe(u.id);
-    const me = await t.gh.auth.me(p);
+    const me = await t.ph.auth.me(p);
     expect(me.user).toMatchObject({ id: u.id, email: u.email, roles: ['user'], emailVerified: false });
     expect(me.user.mfa).toEqual({ enabled: false, methods: [] });
-    const r = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
+    const r = await t.ph.auth.refresh({ refreshToken: s.refreshToken });
     expect(r.refreshToken).not.toBe(s.refreshToken);
-    await t.gh.close();
+    await t.ph.close();
   });
 
   it('issues access tokens with the contract header and claims', async () => {
@@ -25,8 +25,8 @@ describe('auth flows (library API)', () => {
     expect(decodeProtectedHeader(s.accessToken)).toMatchObject({ alg: 'EdDSA', typ: 'at+jwt' });
     const c = decodeJwt(s.accessToken);
     expect(c).toMatchObject({
-      iss: 'https://gatehouse.test',
-      aud: 'gatehouse-test',
+      iss: 'https://postern.test',
+      aud: 'postern-test',
       sub: u.id,
       amr: ['pwd'],
     });

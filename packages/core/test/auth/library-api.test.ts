@@ -2,65 +2,65 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { email, STRONG, session, setup, totpCode, totpUser, user } from './setup.js';
 
-/** CONTRACT.md 1: `gh.auth` holds every auth flow, MFA included, as a plain async function. */
-describe('gh.auth as a library', () => {
+/** CONTRACT.md 1: `ph.auth` holds every auth flow, MFA included, as a plain async function. */
+describe('ph.auth as a library', () => {
   it('enrols TOTP and completes an MFA login without HTTP', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const address = email('lib');
-    await t.gh.auth.signup({ name: 'Lib', email: address, password: STRONG });
-    const first = await t.gh.auth.login({ email: address, password: STRONG });
+    await t.ph.auth.signup({ name: 'Lib', email: address, password: STRONG });
+    const first = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('accessToken' in first)) throw new Error('expected a session');
-    const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
+    const principal = await t.ph.auth.verifyAccessToken(first.accessToken);
 
-    const { secret } = await t.gh.auth.totpSetup(principal);
-    const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) });
+    const { secret } = await t.ph.auth.totpSetup(principal);
+    const { recoveryCodes } = await t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) });
     expect(recoveryCodes).toHaveLength(10);
 
     t.clock.advance(30_000);
-    const pending = await t.gh.auth.login({ email: address, password: STRONG, refreshToken: true });
+    const pending = await t.ph.auth.login({ email: address, password: STRONG, refreshToken: true });
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
-    await expect(t.gh.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
+    await expect(t.ph.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
       code: 'invalid_code',
     });
-    const done = await t.gh.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
+    const done = await t.ph.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
-    const { sid } = await t.gh.auth.verifyAccessToken(done.accessToken);
+    const { sid } = await t.ph.auth.verifyAccessToken(done.accessToken);
     expect(t.log.lines.map((e) => e.fields).find((e) => e.event === 'mfa_verified')).toMatchObject({
       userId: principal.userId,
       sid,
       method: 'totp',
     });
 
-    const again = await t.gh.auth.login({ email: address, password: STRONG });
+    const again = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in again)) throw new Error('expected a pending login');
-    await t.gh.auth.verifyRecoveryCode({ token: again.mfaToken, code: recoveryCodes![0]! });
+    await t.ph.auth.verifyRecoveryCode({ token: again.mfaToken, code: recoveryCodes![0]! });
 
-    await expect(t.gh.auth.disableMfaMethod(principal, 'totp')).rejects.toMatchObject({
+    await expect(t.ph.auth.disableMfaMethod(principal, 'totp')).rejects.toMatchObject({
       code: 'reauth_required',
     });
-    await t.gh.auth.disableMfaMethod(principal, 'totp', { password: STRONG });
-    expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
+    await t.ph.auth.disableMfaMethod(principal, 'totp', { password: STRONG });
+    expect(await t.ph.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
   });
 
   it('refuses methodType recovery with 400, nothing counted, once every recovery code is used', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const { email: address, secret, recoveryCodes } = await totpUser(t);
     const pendingLogin = async () => {
-      const p = await t.gh.auth.login({ email: address, password: STRONG });
+      const p = await t.ph.auth.login({ email: address, password: STRONG });
       if (!('mfaRequired' in p)) throw new Error('expected a pending login');
       return p;
     };
     for (const code of recoveryCodes!)
-      await t.gh.auth.verifyRecoveryCode({ token: (await pendingLogin()).mfaToken, code });
+      await t.ph.auth.verifyRecoveryCode({ token: (await pendingLogin()).mfaToken, code });
 
     const spent = await pendingLogin();
     expect(spent.methods).toEqual(['totp']);
     const unoffered = { code: 'validation_failed', status: 400 };
     await expect(
-      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![0]!, methodType: 'recovery' }),
+      t.ph.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![0]!, methodType: 'recovery' }),
     ).rejects.toMatchObject(unoffered);
     await expect(
-      t.gh.auth.verifyRecoveryCode({ token: spent.mfaToken, code: recoveryCodes![1]! }),
+      t.ph.auth.verifyRecoveryCode({ token: spent.mfaToken, code: recoveryCodes![1]! }),
     ).rejects.toMatchObject({
       ...unoffered,
       errors: [{ path: 'token' }],
@@ -68,11 +68,11 @@ describe('gh.auth as a library', () => {
     // Six refusals, none counted: the pending login (5 wrong tries) still completes.
     for (let i = 0; i < 4; i++)
       await expect(
-        t.gh.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![2]!, methodType: 'recovery' }),
+        t.ph.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![2]!, methodType: 'recovery' }),
       ).rejects.toMatchObject(unoffered);
     t.clock.advance(30_000);
     await expect(
-      t.gh.auth.verifyMfa({ token: spent.mfaToken, code: totpCode(secret, t) }),
+      t.ph.auth.verifyMfa({ token: spent.mfaToken, code: totpCode(secret, t) }),
     ).resolves.toMatchObject({
       tokenType: 'Bearer',
     });
@@ -81,28 +81,28 @@ describe('gh.auth as a library', () => {
   it('with mfa.required, enrols the first method during the login and completes it', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32), required: true } });
     const address = email('req');
-    await t.gh.auth.signup({ name: 'Req', email: address, password: STRONG });
-    const pending = await t.gh.auth.login({ email: address, password: STRONG });
+    await t.ph.auth.signup({ name: 'Req', email: address, password: STRONG });
+    const pending = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
     expect(pending.methods).toEqual([]);
-    const { secret } = await t.gh.auth.enrolTotpSetup({ mfaToken: pending.mfaToken });
-    const done = await t.gh.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totpCode(secret, t) });
+    const { secret } = await t.ph.auth.enrolTotpSetup({ mfaToken: pending.mfaToken });
+    const done = await t.ph.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', recoveryCodes: expect.any(Array) });
-    const principal = await t.gh.auth.verifyAccessToken(done.accessToken);
-    expect(await t.gh.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: true });
+    const principal = await t.ph.auth.verifyAccessToken(done.accessToken);
+    expect(await t.ph.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: true });
   });
 
   it('rejects a bad input with the HTTP error code, never throwing synchronously', async () => {
     const t = setup();
     const calls: Array<() => Promise<unknown>> = [
-      () => t.gh.auth.signup({ name: 'x', email: 'nope', password: STRONG }),
-      () => t.gh.auth.login({} as never),
-      () => t.gh.auth.refresh({} as never),
-      () => t.gh.auth.logout({} as never),
-      () => t.gh.auth.forgot({ email: 'nope' }),
-      () => t.gh.auth.forgotReset({ code: '', password: '' }),
-      () => t.gh.auth.verifyMfa({} as never),
-      () => t.gh.auth.resendCode({} as never),
+      () => t.ph.auth.signup({ name: 'x', email: 'nope', password: STRONG }),
+      () => t.ph.auth.login({} as never),
+      () => t.ph.auth.refresh({} as never),
+      () => t.ph.auth.logout({} as never),
+      () => t.ph.auth.forgot({ email: 'nope' }),
+      () => t.ph.auth.forgotReset({ code: '', password: '' }),
+      () => t.ph.auth.verifyMfa({} as never),
+      () => t.ph.auth.resendCode({} as never),
     ];
     for (const call of calls) {
       let result: Promise<unknown> | undefined;
@@ -116,20 +116,20 @@ describe('gh.auth as a library', () => {
   it('requireFreshAuth guards a host route: a fresh login or the password, else 403', async () => {
     const t = setup();
     const u = await user(t);
-    const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
-    await expect(t.gh.auth.requireFreshAuth(principal)).resolves.toBeUndefined();
-    await expect(t.gh.auth.requireFreshAuth(principal, { requirePassword: true })).rejects.toMatchObject({
+    const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    await expect(t.ph.auth.requireFreshAuth(principal)).resolves.toBeUndefined();
+    await expect(t.ph.auth.requireFreshAuth(principal, { requirePassword: true })).rejects.toMatchObject({
       code: 'reauth_required',
     });
     t.clock.advance(11 * 60_000);
-    await expect(t.gh.auth.requireFreshAuth(principal)).rejects.toMatchObject({ code: 'reauth_required' });
+    await expect(t.ph.auth.requireFreshAuth(principal)).rejects.toMatchObject({ code: 'reauth_required' });
     await expect(
-      t.gh.auth.requireFreshAuth(principal, { password: 'not-the-password-1' }),
+      t.ph.auth.requireFreshAuth(principal, { password: 'not-the-password-1' }),
     ).rejects.toMatchObject({
       code: 'reauth_required',
     });
-    await expect(t.gh.auth.requireFreshAuth(principal, { password: STRONG })).resolves.toBeUndefined();
-    await expect(t.gh.auth.requireFreshAuth(principal, { password: 'x'.repeat(129) })).rejects.toMatchObject({
+    await expect(t.ph.auth.requireFreshAuth(principal, { password: STRONG })).resolves.toBeUndefined();
+    await expect(t.ph.auth.requireFreshAuth(principal, { password: 'x'.repeat(129) })).rejects.toMatchObject({
       code: 'validation_failed',
     });
     expect(
@@ -138,16 +138,16 @@ describe('gh.auth as a library', () => {
   });
 
   it('refuses an unknown top-level option (a misspelt stores would keep users in memory)', async () => {
-    const { createGatehouse, ConfigError } = await import('@gatehouse/core');
-    expect(() => createGatehouse({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
+    const { createPostern, ConfigError } = await import('@postern/core');
+    expect(() => createPostern({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
       ConfigError,
     );
-    expect(() => createGatehouse({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
+    expect(() => createPostern({ issuer: 'https://x.test', audience: 'x', store: {} } as never)).toThrow(
       /unknown option\(s\) store$/,
     );
     // In the option groups too: a misspelt encryptionKey would seal TOTP seeds with a throwaway key.
     expect(() =>
-      createGatehouse({
+      createPostern({
         issuer: 'https://x.test',
         audience: 'x',
         mfa: { encryptonKey: 'k' },
@@ -155,7 +155,7 @@ describe('gh.auth as a library', () => {
       } as never),
     ).toThrow(/unknown option\(s\) mfa\.encryptonKey, outbox\.maxAttempt$/);
     expect(() =>
-      createGatehouse({ issuer: 'https://x.test', audience: 'x', mfa: { required: false }, webhook: {} }),
+      createPostern({ issuer: 'https://x.test', audience: 'x', mfa: { required: false }, webhook: {} }),
     ).not.toThrow();
   });
 });

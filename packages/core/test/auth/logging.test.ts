@@ -9,24 +9,24 @@ describe('security logging', () => {
     const t = setup();
     const u = await user(t);
     await expect(
-      t.gh.auth.login({ email: u.email, password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
+      t.ph.auth.login({ email: u.email, password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
     ).rejects.toThrow();
     await expect(
-      t.gh.auth.login({ email: email(), password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
+      t.ph.auth.login({ email: email(), password: 'Wr0ng-Sekret-value' }, { ip: '192.0.2.3' }),
     ).rejects.toThrow();
     const s = await session(t, u);
-    const first = await t.gh.auth.verifyAccessToken(s.accessToken);
-    const r = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
-    await t.gh.auth.refresh({ refreshToken: s.refreshToken }).catch(() => {});
+    const first = await t.ph.auth.verifyAccessToken(s.accessToken);
+    const r = await t.ph.auth.refresh({ refreshToken: s.refreshToken });
+    await t.ph.auth.refresh({ refreshToken: s.refreshToken }).catch(() => {});
     const s2 = await session(t, u);
-    await t.gh.auth.logout({ refreshToken: s2.refreshToken });
-    const p = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
-    await t.gh.auth.changePassword(p, { currentPassword: u.password, newPassword: STRONG_2 });
-    await t.gh.auth.forgot({ email: u.email });
+    await t.ph.auth.logout({ refreshToken: s2.refreshToken });
+    const p = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    await t.ph.auth.changePassword(p, { currentPassword: u.password, newPassword: STRONG_2 });
+    await t.ph.auth.forgot({ email: u.email });
     const code = /Reset code: (\S+)/.exec(
       (await t.mailer.waitFor(u.email, (m) => /reset/i.test(m.subject))).text,
     )![1]!;
-    await t.gh.auth.forgotReset({ code, password: u.password });
+    await t.ph.auth.forgotReset({ code, password: u.password });
 
     const events = t.log.lines.map((e) => e.fields);
     const find = (event: string, outcome: string, reason?: string) =>
@@ -71,7 +71,7 @@ describe('security logging', () => {
     const u = await user(t);
     const ip = '192.0.2.44';
     const call = async (method: string, path: string, body?: object, bearer?: string) => {
-      const res = await t.gh.handle({
+      const res = await t.ph.handle({
         method,
         path,
         headers: {
@@ -126,13 +126,13 @@ describe('security logging', () => {
     const t = setup();
     const owner = await user(t);
     const stranger = await user(t);
-    const account = await t.gh.inbox.createAccount(owner.id, {
+    const account = await t.ph.inbox.createAccount(owner.id, {
       address: `inbox-${owner.id}@acme.test`,
       name: 'Support',
     });
     const bearer = (await session(t, stranger)).accessToken;
-    const { sid } = await t.gh.auth.verifyAccessToken(bearer);
-    const res = await t.gh.handle({
+    const { sid } = await t.ph.auth.verifyAccessToken(bearer);
+    const res = await t.ph.handle({
       method: 'GET',
       path: `/inbox/accounts/${account.id}/threads`,
       headers: { authorization: `Bearer ${bearer}` },

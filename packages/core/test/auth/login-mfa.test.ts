@@ -1,4 +1,4 @@
-import type { MfaGate, MfaMethod } from '@gatehouse/core';
+import type { MfaGate, MfaMethod } from '@postern/core';
 import { describe, expect, it } from 'vitest';
 import { authContext, email, STRONG, STRONG_2 } from './setup.js';
 

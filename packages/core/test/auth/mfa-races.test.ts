@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Stores } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+import type { Stores } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { email, STRONG, session, setup, totpCode, user } from './setup.js';
 
@@ -23,21 +23,21 @@ describe('parallel copies of one right MFA code', () => {
   it('eight copies of the emailed code: one session, seven invalid_token, none counted as wrong', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } }, slowConsumeStores(30));
     const address = email('race');
-    await t.gh.auth.signup({ name: 'Race', email: address, password: STRONG });
-    const first = await t.gh.auth.login({ email: address, password: STRONG });
+    await t.ph.auth.signup({ name: 'Race', email: address, password: STRONG });
+    const first = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('accessToken' in first)) throw new Error('expected a session');
-    const principal = await t.gh.auth.verifyAccessToken(first.accessToken);
-    await t.gh.auth.emailSetup(principal);
+    const principal = await t.ph.auth.verifyAccessToken(first.accessToken);
+    await t.ph.auth.emailSetup(principal);
     const enrolMail = await t.mailer.waitFor(address);
-    await t.gh.auth.emailConfirm(principal, { code: /\d{6}/.exec(enrolMail.text)![0] });
+    await t.ph.auth.emailConfirm(principal, { code: /\d{6}/.exec(enrolMail.text)![0] });
 
     t.clock.advance(60_000);
-    const pending = await t.gh.auth.login({ email: address, password: STRONG });
+    const pending = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
     const mail = await t.mailer.waitFor(address, (m) => m !== enrolMail);
     const code = /\d{6}/.exec(mail.text)![0];
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, () => t.gh.auth.loginWithEmailCode({ token: pending.mfaToken, code })),
+      Array.from({ length: 8 }, () => t.ph.auth.loginWithEmailCode({ token: pending.mfaToken, code })),
     );
     // Used up by its check, the code would make seven losers wrong tries, and the fifth would
     // kill the pending login before the winner took it: no session at all.
@@ -53,22 +53,22 @@ describe('two first factors confirmed at once', () => {
   it('show one set of recovery codes, and that set works', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const u = await user(t);
-    const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
-    const { secret } = await t.gh.auth.totpSetup(principal);
-    await t.gh.auth.emailSetup(principal);
+    const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    const { secret } = await t.ph.auth.totpSetup(principal);
+    await t.ph.auth.emailSetup(principal);
     const code = /\d{6}/.exec((await t.mailer.waitFor(u.email)).text)![0];
     const answers = await Promise.all([
-      t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) }),
-      t.gh.auth.emailConfirm(principal, { code }),
+      t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) }),
+      t.ph.auth.emailConfirm(principal, { code }),
     ]);
     // Both used to get a set, and the later write killed the other one's codes.
     const shown = answers.flatMap((a) => (a.recoveryCodes ? [a.recoveryCodes] : []));
     expect(shown).toHaveLength(1);
     for (const recovery of shown[0]!.slice(0, 2)) {
       t.clock.advance(60_000);
-      const pending = await t.gh.auth.login({ email: u.email, password: u.password });
+      const pending = await t.ph.auth.login({ email: u.email, password: u.password });
       if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
-      const done = await t.gh.auth.verifyMfa({
+      const done = await t.ph.auth.verifyMfa({
         token: pending.mfaToken,
         code: recovery,
         methodType: 'recovery',

@@ -1,6 +1,6 @@
-import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
 import { parseOptions } from '@node-rs/argon2';
+import { memoryStores } from '@postern/core/memory';
+import { TestClock } from '@postern/testkit';
 import { describe, expect, it, vi } from 'vitest';
 import { createHashQueue } from '../../src/auth/hash-queue.js';
 import { passwordScore } from '../../src/auth/strength.js';
@@ -28,13 +28,13 @@ describe('passwords', () => {
     const before = await stores.users.findById(u.id);
     expect(before!.passwordHash).toMatch(/m=4096,t=1,p=1/);
     const now = setup({}, { stores, clock });
-    await now.gh.auth.login({ email: u.email, password: u.password });
+    await now.ph.auth.login({ email: u.email, password: u.password });
     await vi.waitFor(async () => {
       expect((await stores.users.findById(u.id))!.passwordHash).toMatch(/m=19456,t=2,p=1/);
     });
     const after = await stores.users.findById(u.id);
     expect(after!.passwordChangedAt).toEqual(before!.passwordChangedAt);
-    await now.gh.auth.login({ email: u.email, password: u.password });
+    await now.ph.auth.login({ email: u.email, password: u.password });
   });
 
   it('spends about the same time on an unknown email as on a wrong password', async () => {
@@ -42,7 +42,7 @@ describe('passwords', () => {
     const u = await user(t);
     const time = async (e: string) => {
       const start = performance.now();
-      await expect(t.gh.auth.login({ email: e, password: 'wrong-password-123' })).rejects.toMatchObject({
+      await expect(t.ph.auth.login({ email: e, password: 'wrong-password-123' })).rejects.toMatchObject({
         code: 'invalid_credentials',
       });
       return performance.now() - start;
@@ -64,9 +64,9 @@ describe('passwords', () => {
     const t = setup();
     const password = ' Ünïcode-Pässwörd-Kestrel ';
     const u = await user(t, password);
-    await t.gh.auth.login({ email: u.email, password });
+    await t.ph.auth.login({ email: u.email, password });
     for (const variant of [password.trim(), password.toLowerCase(), password.normalize('NFD')])
-      await expect(t.gh.auth.login({ email: u.email, password: variant })).rejects.toMatchObject({
+      await expect(t.ph.auth.login({ email: u.email, password: variant })).rejects.toMatchObject({
         code: 'invalid_credentials',
       });
   });

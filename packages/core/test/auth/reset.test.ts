@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Mail } from '@gatehouse/core';
+import type { Mail } from '@postern/core';
 import { describe, expect, it } from 'vitest';
 import { email, STRONG_2, session, setup, user } from './setup.js';
 
@@ -10,7 +10,7 @@ describe('password reset', () => {
   it('mails a 256-bit base64url code and stores only its SHA-256, valid 30 minutes', async () => {
     const t = setup();
     const u = await user(t);
-    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    expect(await t.ph.auth.forgot({ email: u.email })).toEqual({ accepted: true });
     const code = codeOf(await t.mailer.waitFor(u.email));
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await t.stores.resetCodes.find(code, t.clock.now())).toBeNull();
@@ -30,8 +30,8 @@ describe('password reset', () => {
       },
     });
     const u = await user(t);
-    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
-    expect(await t.gh.auth.forgot({ email: email() })).toEqual({ accepted: true });
+    expect(await t.ph.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    expect(await t.ph.auth.forgot({ email: email() })).toEqual({ accepted: true });
   });
 
   it('looks the email up only after the answer is out, so a known one is not slower', async () => {
@@ -43,10 +43,10 @@ describe('password reset', () => {
       lookups += 1;
       return findByEmail(e);
     };
-    const out = await t.gh.handle({
+    const out = await t.ph.handle({
       method: 'POST',
       path: '/auth/forgot',
-      headers: { 'content-type': 'application/json', host: 'gatehouse.test' },
+      headers: { 'content-type': 'application/json', host: 'postern.test' },
       body: Buffer.from(JSON.stringify({ email: u.email })),
       ip: '192.0.2.1',
     });
@@ -60,11 +60,11 @@ describe('password reset', () => {
   it('sends nothing for unknown or disabled accounts and answers the same', async () => {
     const t = setup();
     const u = await user(t);
-    await t.gh.auth.disableUser(u.id);
+    await t.ph.auth.disableUser(u.id);
     const ghost = email();
-    expect(await t.gh.auth.forgot({ email: ghost })).toEqual({ accepted: true });
-    expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
-    await (t.gh as unknown as { close(): Promise<void> }).close();
+    expect(await t.ph.auth.forgot({ email: ghost })).toEqual({ accepted: true });
+    expect(await t.ph.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    await (t.ph as unknown as { close(): Promise<void> }).close();
     expect(t.mailer.mails).toEqual([]);
   });
 
@@ -72,18 +72,18 @@ describe('password reset', () => {
     const t = setup();
     const u = await user(t);
     const s = await session(t, u);
-    await t.gh.auth.forgot({ email: u.email });
+    await t.ph.auth.forgot({ email: u.email });
     const code = codeOf(await t.mailer.waitFor(u.email));
-    await t.gh.auth.forgotReset({ code, password: STRONG_2 });
-    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
-    await expect(t.gh.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
+    await t.ph.auth.forgotReset({ code, password: STRONG_2 });
+    await expect(t.ph.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(t.ph.auth.refresh({ refreshToken: s.refreshToken })).rejects.toMatchObject({
       code: 'invalid_token',
     });
-    await expect(t.gh.auth.login({ email: u.email, password: u.password })).rejects.toMatchObject({
+    await expect(t.ph.auth.login({ email: u.email, password: u.password })).rejects.toMatchObject({
       code: 'invalid_credentials',
     });
     const after = await session(t, { email: u.email, password: STRONG_2 });
-    const me = await t.gh.auth.me(await t.gh.auth.verifyAccessToken(after.accessToken));
+    const me = await t.ph.auth.me(await t.ph.auth.verifyAccessToken(after.accessToken));
     expect(me.user.emailVerified).toBe(true);
     const mail = await t.mailer.waitFor(u.email, (m) => /changed/.test(m.subject));
     expect(mail.text).not.toContain(code);
@@ -92,10 +92,10 @@ describe('password reset', () => {
   it('a code works once, even for concurrent resets', async () => {
     const t = setup();
     const u = await user(t);
-    await t.gh.auth.forgot({ email: u.email });
+    await t.ph.auth.forgot({ email: u.email });
     const code = codeOf(await t.mailer.waitFor(u.email));
     const results = await Promise.allSettled(
-      Array.from({ length: 4 }, () => t.gh.auth.forgotReset({ code, password: STRONG_2 })),
+      Array.from({ length: 4 }, () => t.ph.auth.forgotReset({ code, password: STRONG_2 })),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results.filter((x) => x.status === 'rejected'))
@@ -105,20 +105,20 @@ describe('password reset', () => {
   it('a weak new password leaves the code usable', async () => {
     const t = setup();
     const u = await user(t);
-    await t.gh.auth.forgot({ email: u.email });
+    await t.ph.auth.forgot({ email: u.email });
     const code = codeOf(await t.mailer.waitFor(u.email));
-    await expect(t.gh.auth.forgotReset({ code, password: 'password' })).rejects.toMatchObject({
+    await expect(t.ph.auth.forgotReset({ code, password: 'password' })).rejects.toMatchObject({
       code: 'validation_failed',
     });
-    await t.gh.auth.forgotReset({ code, password: STRONG_2 });
+    await t.ph.auth.forgotReset({ code, password: STRONG_2 });
   });
 
   it('stops mailing after 3 requests per email in 15 minutes but keeps answering 202', async () => {
     const t = setup();
     const u = await user(t);
     for (let i = 0; i < 5; i++)
-      expect(await t.gh.auth.forgot({ email: u.email })).toEqual({ accepted: true });
-    await (t.gh as unknown as { close(): Promise<void> }).close();
+      expect(await t.ph.auth.forgot({ email: u.email })).toEqual({ accepted: true });
+    await (t.ph as unknown as { close(): Promise<void> }).close();
     expect(t.mailer.mails.filter((m) => m.to === u.email)).toHaveLength(3);
   });
 });

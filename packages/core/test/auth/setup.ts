@@ -1,9 +1,9 @@
-import { createGatehouse, type GatehouseOptions, type Mail, type Stores } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { recordingLogger, TestClock } from '@gatehouse/testkit';
+import { createPostern, type Mail, type PosternOptions, type Stores } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { recordingLogger, TestClock } from '@postern/testkit';
 import * as OTPAuth from 'otpauth';
 import { createAuthArea } from '../../src/auth/index.js';
-import type { GatehouseContext, MfaGate } from '../../src/context.js';
+import type { MfaGate, PosternContext } from '../../src/context.js';
 import { createKeyring } from '../../src/tokens/keyring.js';
 
 export const STRONG = 'correct-horse-battery-staple-42';
@@ -30,24 +30,21 @@ export function recordingMailer() {
   };
 }
 
-export function setup(
-  options: Partial<GatehouseOptions> = {},
-  shared?: { stores: Stores; clock: TestClock },
-) {
+export function setup(options: Partial<PosternOptions> = {}, shared?: { stores: Stores; clock: TestClock }) {
   const clock = shared?.clock ?? new TestClock(Date.UTC(2030, 0, 1));
   const stores = shared?.stores ?? memoryStores({ clock });
   const mailer = recordingMailer();
   const log = recordingLogger();
-  const gh = createGatehouse({
-    issuer: 'https://gatehouse.test',
-    audience: 'gatehouse-test',
+  const ph = createPostern({
+    issuer: 'https://postern.test',
+    audience: 'postern-test',
     mailer,
     logger: log.logger,
     clock,
     stores,
     ...options,
   });
-  return { gh, clock, stores, mailer, log };
+  return { ph, clock, stores, mailer, log };
 }
 
 export type Setup = ReturnType<typeof setup>;
@@ -59,13 +56,13 @@ export const email = (tag = 'user') => `${tag}-${++n}-${Date.now()}@example.com`
 /** Signs up a user and returns its email, password and id. */
 export async function user(t: Setup, password = STRONG) {
   const address = email();
-  const { user: u } = await t.gh.auth.signup({ name: 'Ada Lovelace', email: address, password });
+  const { user: u } = await t.ph.auth.signup({ name: 'Ada Lovelace', email: address, password });
   return { id: u.id, email: address, password };
 }
 
 /** Logs in with a refresh token and returns the session answer. */
 export async function session(t: Setup, u: { email: string; password: string }) {
-  const a = await t.gh.auth.login(
+  const a = await t.ph.auth.login(
     { email: u.email, password: u.password, refreshToken: true },
     { ip: '192.0.2.1' },
   );
@@ -75,16 +72,16 @@ export async function session(t: Setup, u: { email: string; password: string }) 
 
 /** A context holding the real auth area and the given MFA gate (default: MFA off), as the
  *  other areas receive it. */
-export function authContext(opts: { mfa?: MfaGate; options?: Partial<GatehouseOptions> } = {}) {
+export function authContext(opts: { mfa?: MfaGate; options?: Partial<PosternOptions> } = {}) {
   const clock = new TestClock(Date.UTC(2030, 0, 1));
   const log = recordingLogger();
   const mailer = recordingMailer();
   const ctx = {
-    options: { issuer: 'https://gatehouse.test', audience: 'gatehouse-test', ...opts.options },
+    options: { issuer: 'https://postern.test', audience: 'postern-test', ...opts.options },
     stores: memoryStores({ clock }),
     clock,
     logger: log.logger,
-    keyring: createKeyring({ issuer: 'https://gatehouse.test', logger: log.logger, clock }),
+    keyring: createKeyring({ issuer: 'https://postern.test', logger: log.logger, clock }),
     mailer,
     settings: { get: () => undefined },
     mfa: opts.mfa ?? {
@@ -92,7 +89,7 @@ export function authContext(opts: { mfa?: MfaGate; options?: Partial<GatehouseOp
       begin: () => Promise.reject(new Error('MFA off')),
       voidPending: async () => {},
     },
-  } as unknown as GatehouseContext;
+  } as unknown as PosternContext;
   const area = createAuthArea(ctx);
   return { ctx, area, clock, log, mailer };
 }
@@ -106,8 +103,8 @@ export const totpCode = (secret: string, t: Pick<Setup, 'clock'>) =>
 /** Signs a user up (password STRONG), logs in and confirms TOTP; `t` needs `mfa.encryptionKey`. */
 export async function totpUser(t: Setup) {
   const u = await user(t);
-  const principal = await t.gh.auth.verifyAccessToken((await session(t, u)).accessToken);
-  const { secret } = await t.gh.auth.totpSetup(principal);
-  const { recoveryCodes } = await t.gh.auth.totpConfirm(principal, { code: totpCode(secret, t) });
+  const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+  const { secret } = await t.ph.auth.totpSetup(principal);
+  const { recoveryCodes } = await t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) });
   return { ...u, principal, secret, recoveryCodes: recoveryCodes ?? [] };
 }

@@ -1,6 +1,6 @@
-import { type LimiterStore, StoreError } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+import { type LimiterStore, StoreError } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { email, setup, user } from './setup.js';
 
@@ -13,13 +13,13 @@ describe('throttling', () => {
     const t = setup();
     const u = await user(t);
     for (let i = 0; i < 10; i++)
-      await expect(t.gh.auth.login({ email: u.email, password: `nope-${i}` })).rejects.toMatchObject(bad);
-    const err = await t.gh.auth.login({ email: u.email, password: u.password }).catch((e) => e);
+      await expect(t.ph.auth.login({ email: u.email, password: `nope-${i}` })).rejects.toMatchObject(bad);
+    const err = await t.ph.auth.login({ email: u.email, password: u.password }).catch((e) => e);
     expect(err).toMatchObject(limited);
     expect(err.retryAfter).toBeGreaterThan(14 * 60);
     expect(err.retryAfter).toBeLessThanOrEqual(15 * 60);
     t.clock.advance(15 * MIN);
-    await t.gh.auth.login({ email: u.email, password: u.password });
+    await t.ph.auth.login({ email: u.email, password: u.password });
   });
 
   it('checks the limit before any Argon2 work', async () => {
@@ -30,7 +30,7 @@ describe('throttling', () => {
     const u = await user(t);
     const timed = async () => {
       const start = performance.now();
-      const err = await t.gh.auth.login({ email: u.email, password: 'nope' }).catch((e) => e);
+      const err = await t.ph.auth.login({ email: u.email, password: 'nope' }).catch((e) => e);
       return { err, ms: performance.now() - start };
     };
     const failed = await timed();
@@ -46,8 +46,8 @@ describe('throttling', () => {
     const u = await user(t);
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 9; i++)
-        await expect(t.gh.auth.login({ email: u.email, password: 'nope' })).rejects.toMatchObject(bad);
-      await t.gh.auth.login({ email: u.email, password: u.password });
+        await expect(t.ph.auth.login({ email: u.email, password: 'nope' })).rejects.toMatchObject(bad);
+      await t.ph.auth.login({ email: u.email, password: u.password });
     }
   });
 
@@ -55,27 +55,27 @@ describe('throttling', () => {
     const t = setup({ throttle: { 'login:ip': { points: 3, durationSeconds: 900 } } });
     const u = await user(t);
     for (const ip of ['2001:db8:1:2::a', '2001:db8:1:2:ffff::1', '2001:0db8:0001:0002::b'])
-      await expect(t.gh.auth.login({ email: email(), password: 'nope' }, { ip })).rejects.toMatchObject(bad);
+      await expect(t.ph.auth.login({ email: email(), password: 'nope' }, { ip })).rejects.toMatchObject(bad);
     await expect(
-      t.gh.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:2::c' }),
+      t.ph.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:2::c' }),
     ).rejects.toMatchObject(limited);
-    await t.gh.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:3::c' });
-    await t.gh.auth.login({ email: u.email, password: u.password }, { ip: '192.0.2.50' });
+    await t.ph.auth.login({ email: u.email, password: u.password }, { ip: '2001:db8:1:3::c' });
+    await t.ph.auth.login({ email: u.email, password: u.password }, { ip: '192.0.2.50' });
   });
 
   it('limits signups per client address', async () => {
     const t = setup({ throttle: { 'signup:ip': { points: 2, durationSeconds: 3600 } } });
     const ip = '198.51.100.9';
     for (let i = 0; i < 2; i++)
-      await t.gh.auth.signup(
+      await t.ph.auth.signup(
         { name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' },
         { ip },
       );
     await expect(
-      t.gh.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+      t.ph.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip }),
     ).rejects.toMatchObject(limited);
     t.clock.advance(60 * MIN);
-    await t.gh.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip });
+    await t.ph.auth.signup({ name: 'N', email: email(), password: 'violet-otter-jumps-gravel-1987' }, { ip });
   });
 
   it('limits forgot per client address: over it the answer stays 202, no mail goes out and no email is counted', async () => {
@@ -83,13 +83,13 @@ describe('throttling', () => {
     const u = await user(t);
     const ip = '203.0.113.77';
     for (let i = 0; i < 2; i++)
-      expect(await t.gh.auth.forgot({ email: email() }, { ip })).toEqual({ accepted: true });
+      expect(await t.ph.auth.forgot({ email: email() }, { ip })).toEqual({ accepted: true });
     const counted = async () =>
       (await t.stores.limiter.get(`forgot:email:${u.email}`, t.clock.now()))?.points ?? 0;
-    expect(await t.gh.auth.forgot({ email: u.email }, { ip })).toEqual({ accepted: true });
+    expect(await t.ph.auth.forgot({ email: u.email }, { ip })).toEqual({ accepted: true });
     expect(await counted()).toBe(0);
     // Another address is not limited by this one, and gets its mail.
-    await t.gh.auth.forgot({ email: u.email }, { ip: '203.0.113.78' });
+    await t.ph.auth.forgot({ email: u.email }, { ip: '203.0.113.78' });
     await t.mailer.waitFor(u.email, (m) => /reset code/i.test(m.subject));
     expect(await counted()).toBe(1);
     expect(t.mailer.mails.filter((m) => m.to === u.email)).toHaveLength(1);
@@ -100,10 +100,10 @@ describe('throttling', () => {
     const ip = '203.0.113.4';
     for (let i = 0; i < 2; i++)
       await expect(
-        t.gh.auth.forgotReset({ code: `nope-${i}`, password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+        t.ph.auth.forgotReset({ code: `nope-${i}`, password: 'violet-otter-jumps-gravel-1987' }, { ip }),
       ).rejects.toMatchObject({ code: 'invalid_code' });
     await expect(
-      t.gh.auth.forgotReset({ code: 'nope', password: 'violet-otter-jumps-gravel-1987' }, { ip }),
+      t.ph.auth.forgotReset({ code: 'nope', password: 'violet-otter-jumps-gravel-1987' }, { ip }),
     ).rejects.toMatchObject(limited);
   });
 
@@ -117,7 +117,7 @@ describe('throttling', () => {
     };
     const t = setup({}, { stores: { ...stores, limiter: down }, clock });
     await expect(
-      t.gh.auth.login({ email: email(), password: 'whatever-123' }, { ip: '192.0.2.1' }),
+      t.ph.auth.login({ email: email(), password: 'whatever-123' }, { ip: '192.0.2.1' }),
     ).rejects.toBeInstanceOf(StoreError);
     expect(t.log.lines.some((e) => e.fields.event === 'limiter_unavailable')).toBe(true);
   });
@@ -131,7 +131,7 @@ describe('throttling', () => {
       delete: () => Promise.reject(new StoreError('limiter down')),
     };
     const t = setup({}, { stores: { ...stores, limiter: down }, clock });
-    const res = await t.gh.handle({
+    const res = await t.ph.handle({
       method: 'POST',
       path: '/auth/login',
       headers: { 'content-type': 'application/json' },

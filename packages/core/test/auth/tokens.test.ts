@@ -15,14 +15,14 @@ describe('access tokens', () => {
     const s = await session(t, u);
     const c = decodeJwt(s.accessToken);
     expect(c).toMatchObject({
-      iss: 'https://gatehouse.test',
-      aud: 'gatehouse-test',
+      iss: 'https://postern.test',
+      aud: 'postern-test',
       sub: u.id,
       amr: ['pwd'],
     });
     expect(c.auth_time).toBe(Math.floor(t.clock.now().getTime() / 1000));
     expect(c.jti).toMatch(/^[0-9a-f-]{36}$/);
-    const p = await t.gh.auth.verifyAccessToken(s.accessToken);
+    const p = await t.ph.auth.verifyAccessToken(s.accessToken);
     expect(p).toMatchObject({ userId: u.id, sid: c.sid, jti: c.jti, authTime: c.auth_time, amr: ['pwd'] });
   });
 
@@ -31,7 +31,7 @@ describe('access tokens', () => {
     const u = await user(t);
     const s = await session(t, u);
     t.clock.advance(20 * 60_000);
-    const r = await t.gh.auth.refresh({ refreshToken: s.refreshToken });
+    const r = await t.ph.auth.refresh({ refreshToken: s.refreshToken });
     expect(decodeJwt(r.accessToken).auth_time).toBe(decodeJwt(s.accessToken).auth_time);
   });
 
@@ -48,16 +48,16 @@ describe('access tokens', () => {
         60,
       );
     await expect(
-      t.gh.auth.verifyAccessToken(await forge('https://gatehouse.test', 'mfa+jwt', 'gatehouse-test')),
+      t.ph.auth.verifyAccessToken(await forge('https://postern.test', 'mfa+jwt', 'postern-test')),
     ).rejects.toMatchObject(invalid);
     await expect(
-      t.gh.auth.verifyAccessToken(await forge('https://gatehouse.test', 'at+jwt', 'other')),
+      t.ph.auth.verifyAccessToken(await forge('https://postern.test', 'at+jwt', 'other')),
     ).rejects.toMatchObject(invalid);
     await expect(
-      t.gh.auth.verifyAccessToken(await forge('https://evil.test', 'at+jwt', 'gatehouse-test')),
+      t.ph.auth.verifyAccessToken(await forge('https://evil.test', 'at+jwt', 'postern-test')),
     ).rejects.toMatchObject(invalid);
     // The same claims from the right issuer pass: the three checks above are what failed.
-    await t.gh.auth.verifyAccessToken(await forge('https://gatehouse.test', 'at+jwt', 'gatehouse-test'));
+    await t.ph.auth.verifyAccessToken(await forge('https://postern.test', 'at+jwt', 'postern-test'));
   });
 
   it('are refused without one of the required claims', async () => {
@@ -65,15 +65,15 @@ describe('access tokens', () => {
     const t = setup({ keys });
     const ring = createKeyring({
       keys,
-      issuer: 'https://gatehouse.test',
+      issuer: 'https://postern.test',
       logger: t.log.logger,
       clock: t.clock,
     });
-    const full = { aud: 'gatehouse-test', sub: 'u1', sid: 's1', jti: 'j1' };
-    await t.gh.auth.verifyAccessToken(await ring.sign(full, 'at+jwt', 60));
+    const full = { aud: 'postern-test', sub: 'u1', sid: 's1', jti: 'j1' };
+    await t.ph.auth.verifyAccessToken(await ring.sign(full, 'at+jwt', 60));
     for (const drop of ['sub', 'sid', 'jti'] as const) {
       const { [drop]: _, ...claims } = full;
-      await expect(t.gh.auth.verifyAccessToken(await ring.sign(claims, 'at+jwt', 60))).rejects.toMatchObject(
+      await expect(t.ph.auth.verifyAccessToken(await ring.sign(claims, 'at+jwt', 60))).rejects.toMatchObject(
         invalid,
       );
     }
@@ -81,7 +81,7 @@ describe('access tokens', () => {
 
   it('are refused when signed by an unknown key, with another algorithm, or unsigned', async () => {
     const t = setup({ keys: { alg: 'EdDSA', key: generateKeyPairSync('ed25519').privateKey, kid: 'k1' } });
-    const claims = { iss: 'https://gatehouse.test', aud: 'gatehouse-test', sub: 'u', sid: 's', jti: 'j' };
+    const claims = { iss: 'https://postern.test', aud: 'postern-test', sub: 'u', sid: 's', jti: 'j' };
     const now = Math.floor(t.clock.now().getTime() / 1000);
     const strangerKey = generateKeyPairSync('ed25519').privateKey;
     const stranger = await new SignJWT(claims)
@@ -89,15 +89,15 @@ describe('access tokens', () => {
       .setIssuedAt(now)
       .setExpirationTime(now + 60)
       .sign(strangerKey);
-    await expect(t.gh.auth.verifyAccessToken(stranger)).rejects.toMatchObject(invalid);
+    await expect(t.ph.auth.verifyAccessToken(stranger)).rejects.toMatchObject(invalid);
     const hs = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: 'k1' })
       .setIssuedAt(now)
       .setExpirationTime(now + 60)
       .sign(randomBytes(32));
-    await expect(t.gh.auth.verifyAccessToken(hs)).rejects.toMatchObject(invalid);
+    await expect(t.ph.auth.verifyAccessToken(hs)).rejects.toMatchObject(invalid);
     const none = `${Buffer.from('{"alg":"none","typ":"at+jwt"}').toString('base64url')}.${Buffer.from(JSON.stringify({ ...claims, iat: now, exp: now + 60 })).toString('base64url')}.`;
-    await expect(t.gh.auth.verifyAccessToken(none)).rejects.toMatchObject(invalid);
+    await expect(t.ph.auth.verifyAccessToken(none)).rejects.toMatchObject(invalid);
   });
 
   it('keep verifying after a signing-key rotation while the old key stays configured', async () => {
@@ -115,8 +115,8 @@ describe('access tokens', () => {
     const u = await user(first);
     const s = await session(first, u);
     const rotated = setup({ keys: [k2, k1] }, { stores: first.stores, clock: first.clock });
-    await rotated.gh.auth.verifyAccessToken(s.accessToken);
-    const jwks = await rotated.gh.jwks();
+    await rotated.ph.auth.verifyAccessToken(s.accessToken);
+    const jwks = await rotated.ph.jwks();
     expect(jwks.keys.map((k) => k.kid)).toEqual(['k2', 'k1']);
     const fresh = await session(rotated, u);
     expect(JSON.parse(Buffer.from(fresh.accessToken.split('.')[0]!, 'base64url').toString()).kid).toBe('k2');
@@ -127,7 +127,7 @@ describe('access tokens', () => {
     const ring = (keys: Parameters<typeof createKeyring>[0]['keys']) =>
       createKeyring({
         keys,
-        issuer: 'https://gatehouse.test',
+        issuer: 'https://postern.test',
         logger: silentLogger,
         clock: { now: () => new Date() },
       });
@@ -151,7 +151,7 @@ describe('access tokens', () => {
       const t = setup({ keys: key });
       const s = await session(t, await user(t));
       expect(JSON.parse(Buffer.from(s.accessToken.split('.')[0]!, 'base64url').toString()).alg).toBe(alg);
-      await t.gh.auth.verifyAccessToken(s.accessToken);
+      await t.ph.auth.verifyAccessToken(s.accessToken);
     }
   });
 
@@ -174,8 +174,8 @@ describe('access tokens', () => {
     const t = setup({ keys: { alg: 'HS256', secret: randomBytes(32) } });
     const u = await user(t);
     const s = await session(t, u);
-    await t.gh.auth.verifyAccessToken(s.accessToken);
-    expect(await t.gh.jwks()).toEqual({ keys: [] });
+    await t.ph.auth.verifyAccessToken(s.accessToken);
+    expect(await t.ph.jwks()).toEqual({ keys: [] });
   });
 
   it('expire after 15 minutes (30 s clock tolerance) and follow accessTokenTtlSeconds', async () => {
@@ -183,9 +183,9 @@ describe('access tokens', () => {
     const u = await user(t);
     const s = await session(t, u);
     t.clock.advance(15 * 60_000 + 29_000);
-    await t.gh.auth.verifyAccessToken(s.accessToken);
+    await t.ph.auth.verifyAccessToken(s.accessToken);
     t.clock.advance(2_000);
-    await expect(t.gh.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject(invalid);
+    await expect(t.ph.auth.verifyAccessToken(s.accessToken)).rejects.toMatchObject(invalid);
     const short = setup({ accessTokenTtlSeconds: 60 });
     const v = await user(short);
     const s2 = await session(short, v);

@@ -1,13 +1,13 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isGatehouseError } from '../../src/errors.js';
+import { isPosternError } from '../../src/errors.js';
 import { readBody } from '../../src/http/body.js';
 
 // Edge cases of reading a Node request stream that the HTTP contract suites cannot reach:
-// the stream's state when Gatehouse gets it depends on what the host ran first.
+// the stream's state when Postern gets it depends on what the host ran first.
 
 const headers = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
-const codeOf = (e: unknown) => (isGatehouseError(e) ? e.code : e);
+const codeOf = (e: unknown) => (isPosternError(e) ? e.code : e);
 /** A stream body always comes back as a promise (bytes at hand come back as they are). */
 const read100 = (s: Readable) => {
   const r = readBody(s, headers, 100);
@@ -44,7 +44,7 @@ describe('readBody on Node streams', () => {
     s.destroy();
     await new Promise((r) => setImmediate(r));
     const err = await read100(s).catch((e: unknown) => e);
-    expect(isGatehouseError(err) && err.errors).toEqual([
+    expect(isPosternError(err) && err.errors).toEqual([
       { path: '/', message: 'The request body could not be read' },
     ]);
   });

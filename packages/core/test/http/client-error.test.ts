@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { rawExchange } from '@gatehouse/testkit';
+import { rawExchange } from '@postern/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { problemClientError } from '../../src/http/client-error.js';
 

@@ -1,7 +1,7 @@
-import type { NeutralRequest } from '@gatehouse/core';
-import { createGatehouse, StoreError } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { recordingLogger, TestClock } from '@gatehouse/testkit';
+import type { NeutralRequest } from '@postern/core';
+import { createPostern, StoreError } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { recordingLogger, TestClock } from '@postern/testkit';
 import { expect, it } from 'vitest';
 
 it('answers an unexpected failure with a bare 500 and logs it with the standard fields, user and session included', async () => {
@@ -11,7 +11,7 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
     throw new Error('boom: internal detail');
   };
   const { lines: logs, logger } = recordingLogger();
-  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, logger, stores });
+  const ph = createPostern({ issuer: 'https://postern.test', audience: 'test', clock, logger, stores });
   const call = (method: string, path: string, body?: unknown, token?: string) => {
     const req: NeutralRequest = {
       method,
@@ -23,7 +23,7 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
       body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
       ip: '192.0.2.1',
     };
-    return gh.handle(req);
+    return ph.handle(req);
   };
   const text = (body: string | Uint8Array | null | undefined) =>
     typeof body === 'string' ? body : Buffer.from(body ?? []).toString('utf8');
@@ -31,7 +31,7 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
   await call('POST', '/auth/signup', { name: 'E', ...account });
   const login = await call('POST', '/auth/login', account);
   const { accessToken } = JSON.parse(text(login!.body)) as { accessToken: string };
-  const { userId, sid } = await gh.auth.verifyAccessToken(accessToken);
+  const { userId, sid } = await ph.auth.verifyAccessToken(accessToken);
 
   const res = await call('GET', '/auth/sessions', undefined, accessToken);
   expect(res!.status).toBe(500);
@@ -55,14 +55,14 @@ it('answers an unexpected failure with a bare 500 and logs it with the standard 
 
 it('logs a 429 once, with its bucket and the request fields', async () => {
   const { lines: logs, logger } = recordingLogger();
-  const gh = createGatehouse({
-    issuer: 'https://gatehouse.test',
+  const ph = createPostern({
+    issuer: 'https://postern.test',
     audience: 'test',
     logger,
     throttle: { 'login:email': { points: 1, durationSeconds: 900 } },
   });
   const login = () =>
-    gh.handle({
+    ph.handle({
       method: 'POST',
       path: '/auth/login',
       headers: { 'content-type': 'application/json' },
@@ -88,16 +88,16 @@ it('logs a 429 once, with its bucket and the request fields', async () => {
 
 it("authorize (the adapters' requireAuth) logs a refusal with the request fields, as the routes do", async () => {
   const { lines: logs, logger } = recordingLogger();
-  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', logger });
+  const ph = createPostern({ issuer: 'https://postern.test', audience: 'test', logger });
   const account = { email: 'guard@example.test', password: 'Tangerine-Orbit-Velvet-4821' };
-  await gh.auth.signup({ name: 'G', ...account });
-  const s = await gh.auth.login({ ...account, refreshToken: true });
+  await ph.auth.signup({ name: 'G', ...account });
+  const s = await ph.auth.login({ ...account, refreshToken: true });
   if (!('accessToken' in s)) throw new Error('no session');
   const headers = { authorization: `Bearer ${s.accessToken}` };
-  const ok = await gh.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
+  const ok = await ph.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
   expect(ok.principal?.sid).toEqual(expect.any(String));
-  await gh.auth.logout({ refreshToken: s.refreshToken! });
-  const refused = await gh.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
+  await ph.auth.logout({ refreshToken: s.refreshToken! });
+  const refused = await ph.authorize({ headers, ip: '192.0.2.4', path: '/host/me?x=1' });
   expect(refused.response).toMatchObject({ status: 401 });
   expect(logs.filter((l) => l.fields.event === 'authorization_denied')).toMatchObject([
     {
@@ -110,8 +110,8 @@ it("authorize (the adapters' requireAuth) logs a refusal with the request fields
       }),
     },
   ]);
-  expect((await gh.authorize({ headers: {}, path: '/host/me' })).response).toMatchObject({ status: 401 });
-  await gh.close();
+  expect((await ph.authorize({ headers: {}, path: '/host/me' })).response).toMatchObject({ status: 401 });
+  await ph.close();
 });
 
 it('logs a store outage as store_unavailable with the cause underneath, no stack, and answers 503', async () => {
@@ -121,8 +121,8 @@ it('logs a store outage as store_unavailable with the cause underneath, no stack
     throw new StoreError('database unavailable', { cause: new Error('connect ECONNREFUSED 127.0.0.1:5432') });
   };
   const { lines: logs, logger } = recordingLogger();
-  const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, logger, stores });
-  const res = await gh.handle({
+  const ph = createPostern({ issuer: 'https://postern.test', audience: 'test', clock, logger, stores });
+  const res = await ph.handle({
     method: 'POST',
     path: '/auth/login',
     headers: { 'content-type': 'application/json' },

@@ -46,7 +46,7 @@ describe('consumers never crash on odd payloads', () => {
   it('the inbound consumer finishes every payload with a known outcome', async () => {
     const t = setup();
     const owner = await t.user();
-    await t.gh.inbox.createAccount(owner.id, { address: 'support@acme.test', name: 'S' });
+    await t.ph.inbox.createAccount(owner.id, { address: 'support@acme.test', name: 'S' });
     await fc.assert(
       fc.asyncProperty(payload, async (p) => {
         const out = await t.deliver('inbound', p);

@@ -6,11 +6,11 @@ const EMAIL_ID = '56761188-7520-42d8-8898-ff6fc54ce618';
 
 async function outbound(t: ReturnType<typeof setup>, providerMessageId = EMAIL_ID) {
   const owner = await t.user();
-  const account = await t.gh.inbox.createAccount(owner.id, {
+  const account = await t.ph.inbox.createAccount(owner.id, {
     address: 'onboarding@resend.dev',
     name: 'Acme',
   });
-  const message = await t.gh.inbox.recordOutbound({
+  const message = await t.ph.inbox.recordOutbound({
     accountId: account.id,
     providerMessageId,
     to: 'delivered@resend.dev',
@@ -18,7 +18,7 @@ async function outbound(t: ReturnType<typeof setup>, providerMessageId = EMAIL_I
     text: 'hi',
   });
   const read = async () =>
-    (await t.gh.inbox.getThread(owner.id, message.threadId)).messages.find((m) => m.id === message.id)!;
+    (await t.ph.inbox.getThread(owner.id, message.threadId)).messages.find((m) => m.id === message.id)!;
   return { owner, account, message, read };
 }
 
@@ -184,11 +184,11 @@ describe('delivery consumer', () => {
   it('never touches inbound messages that share the provider id', async () => {
     const t = setup();
     const owner = await t.user();
-    const account = await t.gh.inbox.createAccount(owner.id, { address: 'delivered@resend.dev', name: 'In' });
+    const account = await t.ph.inbox.createAccount(owner.id, { address: 'delivered@resend.dev', name: 'In' });
     await t.deliver('inbound', resendFixture('email.received'));
     await t.deliver('delivery', event('bounced'));
-    const [thread] = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const [thread] = (await t.ph.inbox.listThreads(owner.id, account.id)).threads;
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.status).toBe('received');
   });
 });

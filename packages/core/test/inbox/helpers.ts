@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  createGatehouse,
-  type GatehouseOptions,
+  createPostern,
   type InboxNotice,
   type Notifier,
+  type PosternOptions,
   silentLogger,
-} from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { TestClock } from '@gatehouse/testkit';
+} from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { TestClock } from '@postern/testkit';
 
 export const FIXTURES = new URL('../../../../../shared/fixtures/', import.meta.url);
 
@@ -33,13 +33,13 @@ export class RecordingNotifier implements Notifier {
   }
 }
 
-/** A Gatehouse on memory stores with a test clock and a recording notifier. */
-export function setup(options: Partial<GatehouseOptions> = {}) {
+/** A Postern on memory stores with a test clock and a recording notifier. */
+export function setup(options: Partial<PosternOptions> = {}) {
   const clock = new TestClock(Date.parse('2026-03-01T12:00:00Z'));
   const stores = memoryStores({ clock });
   const notifier = new RecordingNotifier();
-  const gh = createGatehouse({
-    issuer: 'https://gatehouse.test',
+  const ph = createPostern({
+    issuer: 'https://postern.test',
     audience: 'test',
     clock,
     stores,
@@ -78,7 +78,7 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
       signal?: AbortSignal;
     } = {},
   ) =>
-    gh.inbox.consumers[consumer]({
+    ph.inbox.consumers[consumer]({
       id: opts.id ?? `evt-${++n}-${randomUUID()}`,
       name: consumer,
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
@@ -89,7 +89,7 @@ export function setup(options: Partial<GatehouseOptions> = {}) {
       signal: opts.signal,
     });
 
-  return { gh, clock, stores, notifier, user, deliver };
+  return { ph, clock, stores, notifier, user, deliver };
 }
 
 /** Resend's `email.received` payload for one recipient. */

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { RetryLater } from '@gatehouse/core';
-import { FakeMailProvider, recordingLogger } from '@gatehouse/testkit';
+import { RetryLater } from '@postern/core';
+import { FakeMailProvider, recordingLogger } from '@postern/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURES, fixture, received, resendFixture, setup } from './helpers.js';
 
@@ -8,7 +8,7 @@ const DAY = 86_400_000;
 
 async function withAccount(t: ReturnType<typeof setup>, address = 'support@acme.test') {
   const owner = await t.user();
-  const account = await t.gh.inbox.createAccount(owner.id, { address, name: 'Support' });
+  const account = await t.ph.inbox.createAccount(owner.id, { address, name: 'Support' });
   return { owner, account };
 }
 
@@ -23,7 +23,7 @@ async function deliverStopped(t: ReturnType<typeof setup>, payload: Record<strin
 }
 
 async function threadsOf(t: ReturnType<typeof setup>, userId: string, accountId: string) {
-  return (await t.gh.inbox.listThreads(userId, accountId)).threads;
+  return (await t.ph.inbox.listThreads(userId, accountId)).threads;
 }
 
 describe('inbound consumer: accounts and de-duplication', () => {
@@ -35,7 +35,7 @@ describe('inbound consumer: accounts and de-duplication', () => {
 
     const [thread] = await threadsOf(t, owner.id, account.id);
     expect(thread).toMatchObject({ subject: 'Sending this example', messageCount: 1 });
-    const detail = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const detail = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(detail.messages).toHaveLength(1);
     expect(detail.messages[0]).toMatchObject({
       direction: 'inbound',
@@ -123,7 +123,7 @@ describe('inbound consumer: body sources', () => {
       }),
     );
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.html).toBe('<p>Hello <b>there</b></p><script>x()</script>');
     expect(messages[0]!.text).toBe('Hello there');
   });
@@ -144,7 +144,7 @@ describe('inbound consumer: body sources', () => {
     );
     const threads = await threadsOf(t, owner.id, account.id);
     expect(threads).toHaveLength(1);
-    const { messages } = await t.gh.inbox.getThread(owner.id, threads[0]!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, threads[0]!.id);
     expect(messages.map((m) => m.subject)).toEqual(['Grüße aus Köln', 'AW: Grüße aus Köln']);
   });
 
@@ -168,13 +168,13 @@ describe('inbound consumer: body sources', () => {
     });
     expect(await t.deliver('inbound', received({ email_id: 'p-1' }))).toEqual({ outcome: 'stored' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]).toMatchObject({ text: 'From the API', messageId: 'api-1@x.test' });
     expect(messages[0]!.attachments.map((a) => [a.filename, a.contentType, a.size])).toEqual([
       ['notes.txt', 'text/plain', 4],
       ['../../etc/passwd', 'text/html', 8],
     ]);
-    const file = await t.gh.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
+    const file = await t.ph.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
     expect(Buffer.from(file.bytes).toString()).toBe('note');
   });
 
@@ -285,7 +285,7 @@ describe('inbound consumer: body sources', () => {
     fake.clearFaults();
     expect(await t.deliver('inbound', payload, { id: 'e-att', attempt: 2 })).toEqual({ outcome: 'resumed' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages).toHaveLength(1);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt', 'c.txt', 'b.txt']);
     expect(t.notifier.sent).toHaveLength(1);
@@ -300,7 +300,7 @@ describe('inbound consumer: body sources', () => {
     await expect(t.deliver('inbound', payload, { id: 'e-slow' })).rejects.toThrow(/attachment/);
     expect(await t.deliver('inbound', payload, { id: 'e-slow', attempt: 2 })).toEqual({ outcome: 'resumed' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt']);
   });
 
@@ -333,7 +333,7 @@ describe('inbound consumer: body sources', () => {
     fake.clearFaults();
     expect(await t.deliver('inbound', payload, { id: 'e-hang', attempt: 2 })).toEqual({ outcome: 'resumed' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments).toHaveLength(20);
   });
 
@@ -399,7 +399,7 @@ describe('inbound consumer: body sources', () => {
     const payload = received({ email_id: 'p-stuck' });
     const stored = async () => {
       const [thread] = await threadsOf(t, owner.id, account.id);
-      const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+      const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
       return messages[0]!.attachments.map((a) => a.filename);
     };
     // Attempt 1 starts at the first, attempt 2 two further on (a tenth of 20): both hang.
@@ -425,7 +425,7 @@ describe('inbound consumer: body sources', () => {
     expect(ms).toBeLessThan(2000);
     expect(await t.deliver('inbound', payload, { id: 'e-stop', attempt: 2 })).toEqual({ outcome: 'resumed' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['a.txt']);
   });
 
@@ -455,7 +455,7 @@ describe('inbound consumer: body sources', () => {
     const failed = lines.find((l) => l.fields.event === 'inbox_attachment_failed');
     expect(failed?.fields).toMatchObject({ attachment: 0, retry: false });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['b.txt']);
   });
 
@@ -477,7 +477,7 @@ describe('inbound consumer: body sources', () => {
       }),
     );
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['x.txt']);
   });
 
@@ -496,7 +496,7 @@ describe('inbound consumer: body sources', () => {
       }),
     );
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments.map((a) => a.filename)).toEqual(['invoicefdp.exe', 'تقرير.pdf']);
   });
 
@@ -514,7 +514,7 @@ describe('inbound consumer: body sources', () => {
       outcome: 'stored',
     });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]!.attachments).toHaveLength(500);
     expect(messages[0]!.attachments.at(-1)!.filename).toBe('f499.txt');
     const line = lines.find((l) => l.fields.event === 'inbox_attachments_dropped');
@@ -542,7 +542,7 @@ describe('inbound consumer: raw MIME', () => {
     }
     const threads = await threadsOf(t, owner.id, account.id);
     expect(threads.length).toBeGreaterThanOrEqual(1);
-    const { messages } = await t.gh.inbox.getThread(owner.id, threads[0]!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, threads[0]!.id);
     expect(typeof messages[0]!.text).toBe('string');
   });
 
@@ -551,7 +551,7 @@ describe('inbound consumer: raw MIME', () => {
     const { owner, account } = await withAccount(t, 'replies@example.com');
     await t.deliver('inbound', { data: { raw: fixture('mime/chatwoot__multiple_in_reply_to.eml') } });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]).toMatchObject({
       from: 'Sony Mathew <Sony@chatwoot.com>',
       to: ['Replies <replies@example.com>'],
@@ -566,7 +566,7 @@ describe('inbound consumer: raw MIME', () => {
       data: { raw: fixture('mime/chatwoot__email_with_inline_pdf.eml'), received_for: ['support@acme.test'] },
     });
     const [th] = await threadsOf(t2, two.owner.id, two.account.id);
-    const detail = await t2.gh.inbox.getThread(two.owner.id, th!.id);
+    const detail = await t2.ph.inbox.getThread(two.owner.id, th!.id);
     const pdf = detail.messages[0]!.attachments.find((a) => a.contentType === 'application/pdf');
     expect(pdf?.size).toBe(13264);
   });
@@ -590,7 +590,7 @@ describe('inbound consumer: HTML-only mail', () => {
     ].join('\r\n');
     expect(await t.deliver('inbound', { data: { raw } })).toEqual({ outcome: 'stored' });
     const [thread] = await threadsOf(t, owner.id, account.id);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(messages[0]).toMatchObject({ subject: 'Nested', text: 'Deep hello' });
     expect(messages[0]!.html!.length).toBe(html.length);
   });
@@ -600,7 +600,7 @@ describe('inbound consumer: threading', () => {
   it('threads a reply whose References name the Message-ID of a prior outbound message', async () => {
     const t = setup();
     const { owner, account } = await withAccount(t, 'care@example.com');
-    const out = await t.gh.inbox.recordOutbound({
+    const out = await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: 'prov-1',
       messageId: '<4e6e35f5a38b4_479f13bb90078178@small-app-01.mail>',
@@ -622,7 +622,7 @@ describe('inbound consumer: threading', () => {
   ])('threads %s onto the outbound message it names (%s)', async (file, sentId) => {
     const t = setup();
     const { owner, account } = await withAccount(t);
-    const out = await t.gh.inbox.recordOutbound({
+    const out = await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: `prov-${file}`,
       messageId: sentId,
@@ -630,7 +630,7 @@ describe('inbound consumer: threading', () => {
       subject: 'Unrelated subject',
     });
     t.clock.advance(1000);
-    await t.gh.inbox.recordOutbound({
+    await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: 'decoy',
       messageId: '<decoy@acme.test>',
@@ -648,7 +648,7 @@ describe('inbound consumer: threading', () => {
   it('threads chatwoot__reply_cc.eml by subject and sender, the account found through Cc', async () => {
     const t = setup();
     const { owner, account } = await withAccount(t, 'test@example.com');
-    const out = await t.gh.inbox.recordOutbound({
+    const out = await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: 'prov-cc',
       to: 'Sony <sony@quicksales.vn>',
@@ -664,7 +664,7 @@ describe('inbound consumer: threading', () => {
   it('threads by In-Reply-To against the provider id, by local part and case-insensitively', async () => {
     const t = setup();
     const { owner, account } = await withAccount(t);
-    const out = await t.gh.inbox.recordOutbound({
+    const out = await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: '56761188-7520-42d8-8898-ff6fc54ce618',
       to: ['ann@customer.test'],
@@ -685,14 +685,14 @@ describe('inbound consumer: threading', () => {
   it('prefers the thread where the sender was a recipient over a newer one with the same subject', async () => {
     const t = setup();
     const { owner, account } = await withAccount(t);
-    const out = await t.gh.inbox.recordOutbound({
+    const out = await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: 'prov-ann',
       to: 'Ann <ANN@customer.test>',
       subject: 'Invoice 42',
     });
     t.clock.advance(60_000);
-    await t.gh.inbox.recordOutbound({
+    await t.ph.inbox.recordOutbound({
       accountId: account.id,
       providerMessageId: 'prov-bob',
       to: 'bob@other.test',
@@ -750,7 +750,7 @@ describe('inbound consumer: notifications', () => {
     const t = setup();
     const { owner, account } = await withAccount(t);
     const member = await t.user();
-    await t.gh.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
+    await t.ph.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
     t.notifier.failuresLeft = 1; // the first notification (the owner's) fails
     const payload = received({ email_id: 'n-1' });
     await expect(t.deliver('inbound', payload, { id: 'n' })).rejects.toThrow('notification failed');
@@ -850,7 +850,7 @@ describe('inbound consumer: notifications', () => {
     const members = [];
     for (let i = 0; i < 3; i += 1) {
       const member = await t.user();
-      await t.gh.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
+      await t.ph.inbox.addMember(owner.id, account.id, { email: member.email, role: 'member' });
       members.push(member.id);
     }
     const payload = received({ email_id: 'side-by-side' });

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { directoryFiles, type Mail } from '@gatehouse/core';
-import { memoryFiles } from '@gatehouse/core/memory';
-import { FakeMailProvider } from '@gatehouse/testkit';
+import { directoryFiles, type Mail } from '@postern/core';
+import { memoryFiles } from '@postern/core/memory';
+import { FakeMailProvider } from '@postern/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { received, setup } from './helpers.js';
 
@@ -21,20 +21,20 @@ async function world(options: Parameters<typeof setup>[0] = {}) {
   const t = setup(options);
   const owner = await t.user('owner@users.test');
   const stranger = await t.user('stranger@users.test');
-  const account = await t.gh.inbox.createAccount(owner.id, { address: 'Support@Acme.test', name: 'Support' });
+  const account = await t.ph.inbox.createAccount(owner.id, { address: 'Support@Acme.test', name: 'Support' });
   return { t, owner, stranger, account };
 }
 
 /** The owner's newest thread of the account (the one a mail just started or joined). */
 async function newestThread(t: ReturnType<typeof setup>, owner: { id: string }, account: { id: string }) {
-  return (await t.gh.inbox.listThreads(owner.id, account.id)).threads[0];
+  return (await t.ph.inbox.listThreads(owner.id, account.id)).threads[0];
 }
 
 describe('inbox API: accounts and members', () => {
   it('creates an account with a canonical address and the caller as owner', async () => {
     const { t, owner, account } = await world();
     expect(account).toMatchObject({ address: 'support@acme.test', name: 'Support', role: 'owner' });
-    expect(await t.gh.inbox.listAccounts(owner.id)).toEqual([account]);
+    expect(await t.ph.inbox.listAccounts(owner.id)).toEqual([account]);
   });
 
   it('refuses a second account for an address, and addresses a host policy forbids', async () => {
@@ -42,17 +42,17 @@ describe('inbox API: accounts and members', () => {
       inbox: { canCreateAccount: ({ address }) => address.endsWith('@acme.test') },
     });
     expect(
-      await problem(t.gh.inbox.createAccount(stranger.id, { address: 'support@acme.test', name: 'X' })),
+      await problem(t.ph.inbox.createAccount(stranger.id, { address: 'support@acme.test', name: 'X' })),
     ).toBe('validation_failed');
     expect(
-      await problem(t.gh.inbox.createAccount(stranger.id, { address: 'ceo@other.test', name: 'X' })),
+      await problem(t.ph.inbox.createAccount(stranger.id, { address: 'ceo@other.test', name: 'X' })),
     ).toBe('forbidden');
   });
 
   it('lets owners add members by email; members and strangers may not', async () => {
     const { t, owner, stranger, account } = await world();
     const member = await t.user('member@users.test');
-    const added = await t.gh.inbox.addMember(owner.id, account.id, {
+    const added = await t.ph.inbox.addMember(owner.id, account.id, {
       email: 'MEMBER@users.test',
       role: 'member',
     });
@@ -60,29 +60,29 @@ describe('inbox API: accounts and members', () => {
       member: { accountId: account.id, userId: member.id, email: 'member@users.test', role: 'member' },
       created: true,
     });
-    expect(await t.gh.inbox.listAccounts(member.id)).toEqual([{ ...account, role: 'member' }]);
+    expect(await t.ph.inbox.listAccounts(member.id)).toEqual([{ ...account, role: 'member' }]);
     expect(
-      await problem(t.gh.inbox.addMember(member.id, account.id, { email: stranger.email, role: 'owner' })),
+      await problem(t.ph.inbox.addMember(member.id, account.id, { email: stranger.email, role: 'owner' })),
     ).toBe('forbidden');
     expect(
-      await problem(t.gh.inbox.addMember(stranger.id, account.id, { email: stranger.email, role: 'owner' })),
+      await problem(t.ph.inbox.addMember(stranger.id, account.id, { email: stranger.email, role: 'owner' })),
     ).toBe('forbidden');
     expect(
-      await problem(t.gh.inbox.addMember(owner.id, 'nope', { email: stranger.email, role: 'owner' })),
+      await problem(t.ph.inbox.addMember(owner.id, 'nope', { email: stranger.email, role: 'owner' })),
     ).toBe('not_found');
     expect(
-      await problem(t.gh.inbox.addMember(owner.id, account.id, { email: 'ghost@x.test', role: 'member' })),
+      await problem(t.ph.inbox.addMember(owner.id, account.id, { email: 'ghost@x.test', role: 'member' })),
     ).toBe('not_found');
   });
 
   it('never leaves an account without an owner', async () => {
     const { t, owner, account } = await world();
     expect(
-      await problem(t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' })),
+      await problem(t.ph.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' })),
     ).toBe('validation_failed');
     const second = await t.user();
-    await t.gh.inbox.addMember(owner.id, account.id, { email: second.email, role: 'owner' });
-    const demoted = await t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' });
+    await t.ph.inbox.addMember(owner.id, account.id, { email: second.email, role: 'owner' });
+    const demoted = await t.ph.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'member' });
     expect(demoted).toMatchObject({ member: { role: 'member' }, created: false });
   });
 });
@@ -95,20 +95,20 @@ describe('inbox API: threads and attachments', () => {
       received({ attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: 'YQ==' }] }),
     );
     const thread = await newestThread(t, owner, account);
-    const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
     const attachmentId = messages[0]!.attachments[0]!.id;
 
-    expect(await problem(t.gh.inbox.listThreads(stranger.id, account.id))).toBe('forbidden');
-    expect(await problem(t.gh.inbox.getThread(stranger.id, thread!.id))).toBe('forbidden');
-    expect(await problem(t.gh.inbox.getAttachment(stranger.id, attachmentId))).toBe('forbidden');
-    expect(await problem(t.gh.inbox.reply(stranger.id, thread!.id, { text: 'hi' }))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.listThreads(stranger.id, account.id))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.getThread(stranger.id, thread!.id))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.getAttachment(stranger.id, attachmentId))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.reply(stranger.id, thread!.id, { text: 'hi' }))).toBe('forbidden');
     // Access before validation: a stranger's invalid input is refused as a stranger's.
-    expect(await problem(t.gh.inbox.reply(stranger.id, thread!.id, { text: '' }))).toBe('forbidden');
-    expect(await problem(t.gh.inbox.listThreads(owner.id, 'nope'))).toBe('not_found');
-    expect(await problem(t.gh.inbox.getThread(owner.id, 'nope'))).toBe('not_found');
-    expect(await problem(t.gh.inbox.getAttachment(owner.id, 'nope'))).toBe('not_found');
-    expect(await problem(t.gh.inbox.reply(owner.id, 'nope', { text: 'hi' }))).toBe('not_found');
-    expect(await t.gh.inbox.listAccounts(stranger.id)).toEqual([]);
+    expect(await problem(t.ph.inbox.reply(stranger.id, thread!.id, { text: '' }))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.listThreads(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.ph.inbox.getThread(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.ph.inbox.getAttachment(owner.id, 'nope'))).toBe('not_found');
+    expect(await problem(t.ph.inbox.reply(owner.id, 'nope', { text: 'hi' }))).toBe('not_found');
+    expect(await t.ph.inbox.listAccounts(stranger.id)).toEqual([]);
   });
 
   it('pages threads newest first with a cursor, without gaps or repeats', async () => {
@@ -120,7 +120,7 @@ describe('inbox API: threads and attachments', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<typeof t.gh.inbox.listThreads>> = await t.gh.inbox.listThreads(
+      const page: Awaited<ReturnType<typeof t.ph.inbox.listThreads>> = await t.ph.inbox.listThreads(
         owner.id,
         account.id,
         { cursor, limit: 3 },
@@ -129,13 +129,13 @@ describe('inbox API: threads and attachments', () => {
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toEqual(['Topic 6', 'Topic 5', 'Topic 4', 'Topic 3', 'Topic 2', 'Topic 1', 'Topic 0']);
-    expect(await problem(t.gh.inbox.listThreads(owner.id, account.id, { cursor: 'garbage' }))).toBe(
+    expect(await problem(t.ph.inbox.listThreads(owner.id, account.id, { cursor: 'garbage' }))).toBe(
       'validation_failed',
     );
   });
 
   it('keeps attachment bytes in a directory under generated names only', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'gh-files-'));
+    const dir = await mkdtemp(join(tmpdir(), 'ph-files-'));
     try {
       const { t, owner, account } = await world({ files: directoryFiles(dir) });
       await t.deliver(
@@ -154,8 +154,8 @@ describe('inbox API: threads and attachments', () => {
       expect(names).toHaveLength(1);
       expect(names[0]).toMatch(/^[a-f0-9]{40}$/);
       const thread = await newestThread(t, owner, account);
-      const { messages } = await t.gh.inbox.getThread(owner.id, thread!.id);
-      const file = await t.gh.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
+      const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
+      const file = await t.ph.inbox.getAttachment(owner.id, messages[0]!.attachments[0]!.id);
       expect(file).toMatchObject({ filename: '../../evil.sh', contentType: 'text/plain' });
       expect(Buffer.from(file.bytes).toString()).toBe('x');
     } finally {
@@ -164,7 +164,7 @@ describe('inbox API: threads and attachments', () => {
   });
 
   it('file stores refuse keys that are not generated names', async () => {
-    for (const files of [memoryFiles(), directoryFiles(join(tmpdir(), 'gh-never-created'))]) {
+    for (const files of [memoryFiles(), directoryFiles(join(tmpdir(), 'ph-never-created'))]) {
       await expect(files.put('../x', new Uint8Array(), { contentType: 'text/plain' })).rejects.toThrow();
       await expect(files.get('/etc/passwd')).rejects.toThrow();
       expect(await files.get('absent')).toBeNull();
@@ -215,7 +215,7 @@ describe('inbox API: replies', () => {
         headers: { 'In-Reply-To': inReplyTo },
       });
       const thread = await newestThread(t, owner, account);
-      await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
+      await t.ph.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
       expect(fake.sent.at(-1)!.body).toMatchObject({
         headers: {
           'In-Reply-To': '<q-2@customer.test>',
@@ -234,7 +234,7 @@ describe('inbox API: replies', () => {
       headers: { References: '<ok-1@customer.test> <odd\u202e@customer.test> <a"b@customer.test>' },
     });
     const thread = await newestThread(t, owner, account);
-    await t.gh.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
+    await t.ph.inbox.reply(owner.id, thread!.id, { text: 'Noted.' });
     const sent = fake.sent.at(-1)!.body as { subject: string; headers: Record<string, string> };
     expect(sent.headers['In-Reply-To']).toBeUndefined();
     expect(sent.headers.References).toBe('<ok-1@customer.test>');
@@ -253,7 +253,7 @@ describe('inbox API: replies', () => {
     });
     const thread = await newestThread(t, owner, account);
     t.clock.advance(1000);
-    const reply = await t.gh.inbox.reply(owner.id, thread!.id, {
+    const reply = await t.ph.inbox.reply(owner.id, thread!.id, {
       text: 'Like this.',
       html: '<p>Like this.</p>',
     });
@@ -286,12 +286,12 @@ describe('inbox API: replies', () => {
       subject: 'New words',
       headers: { 'In-Reply-To': `<${reply.messageId}>` },
     });
-    const threads = (await t.gh.inbox.listThreads(owner.id, account.id)).threads;
+    const threads = (await t.ph.inbox.listThreads(owner.id, account.id)).threads;
     expect(threads).toEqual([expect.objectContaining({ id: thread!.id, messageCount: 3 })]);
 
     // Delivery events reach the stored reply.
     await t.deliver('delivery', { type: 'email.delivered', data: { email_id: sent.id } });
-    const detail = await t.gh.inbox.getThread(owner.id, thread!.id);
+    const detail = await t.ph.inbox.getThread(owner.id, thread!.id);
     expect(detail.messages.map((m) => [m.direction, m.status])).toEqual([
       ['inbound', 'received'],
       ['outbound', 'delivered'],
@@ -301,14 +301,14 @@ describe('inbox API: replies', () => {
 
   it('answers to Reply-To when the sender set one, and strips CR/LF from every header part', async () => {
     const { t, owner, account } = await world({ provider: fake.config() });
-    await t.gh.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'owner' });
+    await t.ph.inbox.addMember(owner.id, account.id, { email: owner.email, role: 'owner' });
     await arrive(t, {
       from: 'x@customer.test',
       subject: 'Hi\r\nBcc: evil@x.test',
       headers: { 'Reply-To': 'Desk <desk@customer.test>' },
     });
     const thread = await newestThread(t, owner, account);
-    await t.gh.inbox.reply(owner.id, thread!.id, { text: 'ok' });
+    await t.ph.inbox.reply(owner.id, thread!.id, { text: 'ok' });
     const sent = fake.sent.at(-1)!.body;
     expect(sent.to).toEqual(['desk@customer.test']);
     expect(sent.subject).toBe('Re: Hi Bcc: evil@x.test');
@@ -319,8 +319,8 @@ describe('inbox API: replies', () => {
     await arrive(t, { from: 'a@customer.test', subject: 'Down' });
     const thread = await newestThread(t, owner, account);
     fake.fail(/^\/emails$/, { status: 500, times: 1 });
-    expect(await problem(t.gh.inbox.reply(owner.id, thread!.id, { text: 'x' }))).toBe('unavailable');
-    expect((await t.gh.inbox.getThread(owner.id, thread!.id)).messages).toHaveLength(1);
+    expect(await problem(t.ph.inbox.reply(owner.id, thread!.id, { text: 'x' }))).toBe('unavailable');
+    expect((await t.ph.inbox.getThread(owner.id, thread!.id)).messages).toHaveLength(1);
   });
 
   it('sends through the mailer when no provider is configured, with the Message-ID as provider id', async () => {
@@ -331,7 +331,7 @@ describe('inbox API: replies', () => {
       received({ from: 'ann@customer.test', subject: 'Mailer', message_id: '<m@c.test>' }),
     );
     const thread = await newestThread(t, owner, account);
-    const reply = await t.gh.inbox.reply(owner.id, thread!.id, { text: 'via SMTP' });
+    const reply = await t.ph.inbox.reply(owner.id, thread!.id, { text: 'via SMTP' });
     expect(mails).toEqual([
       expect.objectContaining({
         to: 'ann@customer.test',
@@ -348,12 +348,12 @@ describe('inbox API: replies', () => {
   it('recordOutbound is idempotent per provider id and validates its input', async () => {
     const { t, account } = await world();
     const input = { accountId: account.id, providerMessageId: 'host-1', to: 'a@x.test', subject: 'S' };
-    const a = await t.gh.inbox.recordOutbound(input);
-    const b = await t.gh.inbox.recordOutbound(input);
+    const a = await t.ph.inbox.recordOutbound(input);
+    const b = await t.ph.inbox.recordOutbound(input);
     expect(b.id).toBe(a.id);
-    expect(await problem(t.gh.inbox.recordOutbound({ ...input, accountId: 'nope' }))).toBe('not_found');
-    expect(await problem(t.gh.inbox.recordOutbound({ ...input, threadId: 'nope' }))).toBe('not_found');
-    expect(await problem(t.gh.inbox.recordOutbound({ ...input, providerMessageId: '' }))).toBe(
+    expect(await problem(t.ph.inbox.recordOutbound({ ...input, accountId: 'nope' }))).toBe('not_found');
+    expect(await problem(t.ph.inbox.recordOutbound({ ...input, threadId: 'nope' }))).toBe('not_found');
+    expect(await problem(t.ph.inbox.recordOutbound({ ...input, providerMessageId: '' }))).toBe(
       'validation_failed',
     );
   });

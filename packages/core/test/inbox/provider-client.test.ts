@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
-import { ProviderError, resendProvider } from '@gatehouse/core';
-import { FakeMailProvider, listen, recordingLogger } from '@gatehouse/testkit';
+import { ProviderError, resendProvider } from '@postern/core';
+import { FakeMailProvider, listen, recordingLogger } from '@postern/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let fake: FakeMailProvider;
@@ -178,14 +178,14 @@ describe('provider client', () => {
 
 describe('provider option', () => {
   it('warns once at start-up when an API URL comes without its token (no provider then)', async () => {
-    const { createGatehouse } = await import('@gatehouse/core');
+    const { createPostern } = await import('@postern/core');
     const { logger, warnings } = recordingLogger();
-    const base = { issuer: 'https://gatehouse.test', audience: 'test', logger };
+    const base = { issuer: 'https://postern.test', audience: 'test', logger };
     const without = () => warnings().filter((w) => w.reason === 'provider_without_token');
-    createGatehouse({ ...base, provider: { apiUrl: 'https://api.provider.test' } });
+    createPostern({ ...base, provider: { apiUrl: 'https://api.provider.test' } });
     expect(without()).toHaveLength(1);
-    createGatehouse({ ...base, provider: { ...fake.config() } });
-    createGatehouse(base);
+    createPostern({ ...base, provider: { ...fake.config() } });
+    createPostern(base);
     expect(without()).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
-import type { DeliveredEvent, GatehouseContext, OutboxOptions, Stores } from '@gatehouse/core';
-import { ConfigError, createGatehouse, RetryLater, StoreError } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { type LogLine, recordingLogger, TestClock } from '@gatehouse/testkit';
+import type { DeliveredEvent, OutboxOptions, PosternContext, Stores } from '@postern/core';
+import { ConfigError, createPostern, RetryLater, StoreError } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { type LogLine, recordingLogger, TestClock } from '@postern/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay } from '../../src/outbox/backoff.js';
 import { createOutbox, type Outbox } from '../../src/outbox/index.js';
@@ -27,7 +27,7 @@ function setup(options: OutboxOptions = {}): Env {
   const stores = memoryStores({ clock });
   const { logger, lines: logs } = recordingLogger();
   const ctx = { options: { issuer: 'i', audience: 'a', outbox: options }, stores, clock, logger };
-  const outbox = createOutbox(ctx as unknown as GatehouseContext);
+  const outbox = createOutbox(ctx as unknown as PosternContext);
   started.push(outbox);
   return { outbox, clock, stores, logs };
 }
@@ -493,9 +493,9 @@ describe('backoff', () => {
   });
 });
 
-describe('gh.outbox', () => {
+describe('ph.outbox', () => {
   it('exposes publish, runOnce, drain, start, stop, listDead and replay', async () => {
-    const gh = createGatehouse({ issuer: 'https://i.test', audience: 'a', clock: new TestClock() });
+    const ph = createPostern({ issuer: 'https://i.test', audience: 'a', clock: new TestClock() });
     for (const fn of [
       'publish',
       'runOnce',
@@ -508,24 +508,24 @@ describe('gh.outbox', () => {
       'get',
       'stats',
     ]) {
-      expect(typeof (gh.outbox as unknown as Record<string, unknown>)[fn]).toBe('function');
+      expect(typeof (ph.outbox as unknown as Record<string, unknown>)[fn]).toBe('function');
     }
-    const id = await gh.outbox.publish({ name: 'x.y', payload: '{}' });
-    expect(await gh.outbox.get(id)).toMatchObject({ name: 'x.y', status: 'pending' });
-    await gh.close();
+    const id = await ph.outbox.publish({ name: 'x.y', payload: '{}' });
+    expect(await ph.outbox.get(id)).toMatchObject({ name: 'x.y', status: 'pending' });
+    await ph.close();
   });
 
   it('refuses a malformed event with validation_failed and stores nothing', async () => {
-    const gh = createGatehouse({ issuer: 'https://i.test', audience: 'a', clock: new TestClock() });
+    const ph = createPostern({ issuer: 'https://i.test', audience: 'a', clock: new TestClock() });
     for (const bad of [
       {},
       { name: '', payload: '{}' },
       { name: 'x', payload: 1 },
       { name: 'x', payload: '', dedupeKey: 2 },
     ]) {
-      await expect(gh.outbox.publish(bad as never)).rejects.toMatchObject({ code: 'validation_failed' });
+      await expect(ph.outbox.publish(bad as never)).rejects.toMatchObject({ code: 'validation_failed' });
     }
-    expect(await gh.outbox.stats()).toEqual({ pending: 0, done: 0, dead: 0 });
-    await gh.close();
+    expect(await ph.outbox.stats()).toEqual({ pending: 0, done: 0, dead: 0 });
+    await ph.close();
   });
 });

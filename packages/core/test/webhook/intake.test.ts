@@ -1,7 +1,7 @@
-import type { NeutralRequest, Stores } from '@gatehouse/core';
-import { createGatehouse, StoreError } from '@gatehouse/core';
-import { memoryStores } from '@gatehouse/core/memory';
-import { recordingLogger, standardWebhookHeaders, TEST_WEBHOOK_SECRET, TestClock } from '@gatehouse/testkit';
+import type { NeutralRequest, Stores } from '@postern/core';
+import { createPostern, StoreError } from '@postern/core';
+import { memoryStores } from '@postern/core/memory';
+import { recordingLogger, standardWebhookHeaders, TEST_WEBHOOK_SECRET, TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 
 const BODY = '{"type":"email.received","data":{"to":["inbox@example.test"],"text":"SECRET-BODY-MARKER"}}';
@@ -13,8 +13,8 @@ function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
   const { logger, lines: logs } = recordingLogger();
   let reads = 0;
   const secret = opts.secret ?? (() => TEST_WEBHOOK_SECRET);
-  const gh = createGatehouse({
-    issuer: 'https://gatehouse.test',
+  const ph = createPostern({
+    issuer: 'https://postern.test',
     audience: 'test',
     clock,
     logger,
@@ -35,7 +35,7 @@ function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
       body: Buffer.from(body),
       ip: '192.0.2.1',
     };
-    return gh.handle(req);
+    return ph.handle(req);
   };
   const sign = (body: string) =>
     standardWebhookHeaders({
@@ -43,7 +43,7 @@ function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
       body,
       timestamp: Math.floor(clock.now().getTime() / 1000),
     });
-  return { gh, clock, logs, post, sign, reads: () => reads };
+  return { ph, clock, logs, post, sign, reads: () => reads };
 }
 
 const problemCode = (body: unknown) => (JSON.parse(String(body)) as { code: string }).code;
@@ -123,9 +123,9 @@ describe('webhook intake (library level)', () => {
   it('reads a plain settings object on every request: a changed or removed secret counts at once', async () => {
     const clock = new TestClock();
     const settings: Record<string, string | undefined> = { 'inbox.mail.webhook-secret': TEST_WEBHOOK_SECRET };
-    const gh = createGatehouse({ issuer: 'https://gatehouse.test', audience: 'test', clock, settings });
+    const ph = createPostern({ issuer: 'https://postern.test', audience: 'test', clock, settings });
     const post = (secret: string) =>
-      gh.handle({
+      ph.handle({
         method: 'POST',
         path: '/inbox/webhook',
         headers: {
@@ -145,7 +145,7 @@ describe('webhook intake (library level)', () => {
     expect((await post(next))?.status).toBe(202);
     delete settings['inbox.mail.webhook-secret'];
     expect((await post(next))?.status).toBe(503);
-    await gh.close();
+    await ph.close();
   });
 
   it('reads a secret from an asynchronous settings port (promise or any thenable)', async () => {
@@ -162,10 +162,10 @@ describe('webhook intake (library level)', () => {
   });
 
   it('publishes the routed event name with the raw body as payload', async () => {
-    const { gh, post, sign } = setup();
+    const { ph, post, sign } = setup();
     const res = await post(BODY, sign(BODY));
     const { outboxEventId } = JSON.parse(String(res?.body)) as { outboxEventId: string };
-    expect(await gh.outbox.get(outboxEventId)).toMatchObject({
+    expect(await ph.outbox.get(outboxEventId)).toMatchObject({
       name: 'inbox.mail.webhook.inbound.received',
       payload: BODY,
       status: 'pending',

@@ -5,7 +5,7 @@ import {
   eventNameOf,
   INBOUND_RECEIVED,
   routeWebhook,
-} from '@gatehouse/core';
+} from '@postern/core';
 import { describe, expect, it } from 'vitest';
 
 const FIXTURES = new URL('../../../../../shared/fixtures/resend/', import.meta.url);

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { checkSignature, decodeSignature, type HeaderValue, parseSecrets } from '@gatehouse/core';
+import { checkSignature, decodeSignature, type HeaderValue, parseSecrets } from '@postern/core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@ import {
   type MessageDirection,
   type MessageStatus,
   STATUS_RANK,
-} from '@gatehouse/core';
+} from '@postern/core';
 import type { StoreDeps } from '../deps.js';
 import { insertOrGet } from '../sql.js';
 

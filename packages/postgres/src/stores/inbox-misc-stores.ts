@@ -4,7 +4,7 @@ import type {
   InboxNotificationStore,
   MailEvent,
   MailEventStore,
-} from '@gatehouse/core';
+} from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { insertOrGet } from '../sql.js';

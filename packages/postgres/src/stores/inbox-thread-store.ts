@@ -1,4 +1,4 @@
-import type { InboxThread, InboxThreadStore } from '@gatehouse/core';
+import type { InboxThread, InboxThreadStore } from '@postern/core';
 import type { StoreDeps } from '../deps.js';
 
 interface ThreadRow {

@@ -1,4 +1,4 @@
-import type { MfaFactor, MfaFactorStore, PendingTotp, SealedSecret } from '@gatehouse/core';
+import type { MfaFactor, MfaFactorStore, PendingTotp, SealedSecret } from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 

@@ -5,7 +5,7 @@ import {
   type OutboxStats,
   type OutboxStore,
   StoreError,
-} from '@gatehouse/core';
+} from '@postern/core';
 import { createBatcher } from '../batcher.js';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';

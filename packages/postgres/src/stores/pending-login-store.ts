@@ -1,4 +1,4 @@
-import type { ClaimSendResult, MfaMethod, PendingLogin, PendingLoginStore } from '@gatehouse/core';
+import type { ClaimSendResult, MfaMethod, PendingLogin, PendingLoginStore } from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 

@@ -1,4 +1,4 @@
-import type { User, UserStore } from '@gatehouse/core';
+import type { User, UserStore } from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { isUniqueViolation } from '../sql.js';
@@ -90,14 +90,14 @@ export function postgresUserStore({ db, t, inTransaction }: StoreDeps): UserStor
       const update = `UPDATE ${T} SET email = $2, email_verified = true WHERE id = $1`;
       // Inside a transaction a unique violation would abort all of it: a savepoint keeps the
       // caller's transaction usable (and its earlier writes) when the answer is `taken`.
-      if (inTransaction) await db.query('SAVEPOINT gh_change_email');
+      if (inTransaction) await db.query('SAVEPOINT ph_change_email');
       try {
         const done = await changed(update, [id, email]);
-        if (inTransaction) await db.query('RELEASE SAVEPOINT gh_change_email');
+        if (inTransaction) await db.query('RELEASE SAVEPOINT ph_change_email');
         return done ? 'changed' : 'absent';
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
-        if (inTransaction) await db.query('ROLLBACK TO SAVEPOINT gh_change_email');
+        if (inTransaction) await db.query('ROLLBACK TO SAVEPOINT ph_change_email');
         return 'taken';
       }
     },

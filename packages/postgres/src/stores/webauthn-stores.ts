@@ -3,7 +3,7 @@ import type {
   WebAuthnChallenge,
   WebAuthnChallengeStore,
   WebAuthnCredentialStore,
-} from '@gatehouse/core';
+} from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { bytes } from '../sql.js';

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock, Stores } from '@gatehouse/core';
+import type { Clock, Stores } from '@postern/core';
 import pg from 'pg';
 import { migrate } from '../../src/migrate.js';
 import { postgresStores } from '../../src/stores.js';
 
 /** Where tests get Postgres, in this order: `DATABASE_URL`; the local server at
  *  127.0.0.1:5432 (user postgres, database test, trust auth) when it answers; else PGlite
- *  in-process (one connection, no other processes). `GATEHOUSE_TEST_PGLITE=1` forces PGlite. */
+ *  in-process (one connection, no other processes). `POSTERN_TEST_PGLITE=1` forces PGlite. */
 export const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 export const NO_SERVER_REASON =
@@ -18,7 +18,7 @@ let probed: Promise<string | null> | undefined;
 export function serverUrl(): Promise<string | null> {
   probed ??= (async () => {
     // Lets the PGlite path be checked on a machine that has a server.
-    if (process.env.GATEHOUSE_TEST_PGLITE === '1') return null;
+    if (process.env.POSTERN_TEST_PGLITE === '1') return null;
     if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
     const client = new pg.Client({ connectionString: LOCAL_URL, connectionTimeoutMillis: 1500 });
     client.on('error', () => {});
@@ -42,7 +42,7 @@ export interface TestDatabase {
   pool: pg.Pool;
   /** A schema of its own for this test file, migrated. */
   schema: string;
-  /** Empties every Gatehouse table of the schema (fresh state for the next test). */
+  /** Empties every Postern table of the schema (fresh state for the next test). */
   reset(): Promise<void>;
   /** Drops the schema and ends the pool. */
   close(): Promise<void>;
@@ -59,13 +59,13 @@ export function schemaName(label: string): string {
 
 const tablesOf = new Map<string, string[]>();
 
-/** Deletes every row of every Gatehouse table in `schema` (the migrations record stays).
+/** Deletes every row of every Postern table in `schema` (the migrations record stays).
  *  DELETE beats TRUNCATE by far on tables this small (no file rewrites, no exclusive locks). */
 export async function emptyTables(pool: pg.Pool, schema: string): Promise<void> {
   let tables = tablesOf.get(schema);
   if (!tables) {
     const r = await pool.query(
-      `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'gatehouse_migrations'`,
+      `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'postern_migrations'`,
       [schema],
     );
     tables = r.rows.map((x: { tablename: string }) => `"${schema}"."${x.tablename}"`);
@@ -116,9 +116,9 @@ export async function openTestDatabase(label: string, opts: OpenOptions = {}): P
   };
 }
 
-/** Stores for the HTTP contract: every Gatehouse it sets up gets an empty schema of its own,
+/** Stores for the HTTP contract: every Postern it sets up gets an empty schema of its own,
  *  because a scenario group keeps its instance while later setups start new ones. Migrating is
- *  slow DDL, so a schema whose Gatehouse closed is emptied and handed to the next setup.
+ *  slow DDL, so a schema whose Postern closed is emptied and handed to the next setup.
  *  `listen: false` for a one-connection pool (a LISTEN client would hold the connection). */
 export function contractStores(db: TestDatabase, opts: { listen?: boolean } = {}) {
   const schemas: string[] = [];

@@ -1132,7 +1132,7 @@ export function authScenarios(env: HttpEnv): void {
           404,
           'not_found',
         );
-        expect(ctx.gh.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
+        expect(ctx.ph.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
       } finally {
         await ctx.close();
       }

@@ -1,4 +1,4 @@
-import type { Gatehouse } from '@gatehouse/core';
+import type { Postern } from '@postern/core';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
@@ -68,11 +68,11 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  *  operation lists, the headers it requires are there and those it lists match their schemas,
  *  and a JSON or problem body matches its schema. Requests to paths or
  *  methods the document does not list are not checked. Returns what does not conform. */
-export function openApiConformance(gh: Gatehouse) {
+export function openApiConformance(ph: Postern) {
   let doc: Promise<{ d: Json; matchers: Array<[RegExp, string]> }> | undefined;
   const load = async () => {
-    const route = gh.routes.find((r) => r.area === 'auth' && r.path === '/openapi.json');
-    const res = route && (await gh.handle({ method: 'GET', path: route.fullPath, headers: {} }));
+    const route = ph.routes.find((r) => r.area === 'auth' && r.path === '/openapi.json');
+    const res = route && (await ph.handle({ method: 'GET', path: route.fullPath, headers: {} }));
     if (res?.status !== 200) throw new Error('openApiConformance: the instance serves no OpenAPI document');
     const d = JSON.parse(String(res.body)) as Json;
     // Literal paths before templated ones, so `/x/{id}` never shadows `/x/list`.

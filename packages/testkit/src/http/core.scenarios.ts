@@ -9,8 +9,8 @@ import { HOST_AUTH_ROUTE, HOST_FRESH_ROUTE, HOST_ROUTE } from './serve.js';
 import { freshEmail, signUpAndLogIn } from './session.js';
 
 const KiB = 1024;
-/** Generated requests per route; raise it (GATEHOUSE_PROPERTY_RUNS=500) for a deeper search. */
-const RUNS = Number(process.env.GATEHOUSE_PROPERTY_RUNS ?? 25);
+/** Generated requests per route; raise it (POSTERN_PROPERTY_RUNS=500) for a deeper search. */
+const RUNS = Number(process.env.POSTERN_PROPERTY_RUNS ?? 25);
 
 /** The JSON route the body-handling scenarios aim at (any JSON route would do). */
 const JSON_ROUTE = '/auth/login';
@@ -42,7 +42,7 @@ export function coreScenarios(env: HttpEnv): void {
     afterAll(() => ctx?.close());
 
     it('answers an unknown route under each mount point with a 404 problem', async () => {
-      for (const prefix of ctx.gh.prefixes) {
+      for (const prefix of ctx.ph.prefixes) {
         const res = await ctx.request(`${prefix}/no-such-route-${randomUUID()}`);
         await expectProblem(res, 404, 'not_found');
       }
@@ -75,7 +75,7 @@ export function coreScenarios(env: HttpEnv): void {
       const host = await ctx.request(HOST_ROUTE.path);
       expect(host.status).toBe(200);
       expect(await host.text()).toBe(HOST_ROUTE.body);
-      const missing = await ctx.request('/authentic/not-gatehouse');
+      const missing = await ctx.request('/authentic/not-postern');
       expect(missing.status).toBe(404);
       expect(missing.headers.get('content-type') ?? '').not.toMatch(/problem\+json/);
     });
@@ -113,7 +113,7 @@ export function coreScenarios(env: HttpEnv): void {
       );
     });
 
-    it("answers what gh.auth throws in the host's own routes as problem+json, through the adapter's error handler", async () => {
+    it("answers what ph.auth throws in the host's own routes as problem+json, through the adapter's error handler", async () => {
       const login = await signUpAndLogIn(ctx, { email: freshEmail('fresh'), name: 'Fresh' });
       const fresh = (password: string) =>
         ctx.request(HOST_FRESH_ROUTE.path, { json: { password }, bearer: login.accessToken });
@@ -142,7 +142,7 @@ export function coreScenarios(env: HttpEnv): void {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
       expect(doc.openapi).toBe('3.1.0');
-      for (const r of ctx.gh.routes) {
+      for (const r of ctx.ph.routes) {
         const path = r.fullPath.replace(/:(\w+)/g, '{$1}');
         expect(doc.paths[path]?.[r.method.toLowerCase()], `${r.method} ${path}`).toBeDefined();
       }
@@ -231,7 +231,7 @@ export function coreScenarios(env: HttpEnv): void {
           json: { name: 'N', email: 'n@example.test', password: 'Tangerine-Orbit-Velvet-4821' },
         });
         await expectProblem(res, 404, 'not_found');
-        expect(ctx.gh.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
+        expect(ctx.ph.routes.some((r) => r.fullPath === '/auth/signup')).toBe(false);
       } finally {
         await ctx.close();
       }
@@ -299,8 +299,8 @@ export function coreScenarios(env: HttpEnv): void {
     it('never answers 5xx to generated bodies, content types and headers on any route', {
       timeout: 600_000,
     }, async () => {
-      expect(ctx.gh.routes.length).toBeGreaterThan(0);
-      for (const route of ctx.gh.routes) {
+      expect(ctx.ph.routes.length).toBeGreaterThan(0);
+      for (const route of ctx.ph.routes) {
         const property = fc.asyncProperty(junkRequest(route, token), async (junk) => {
           const res = await ctx.request(junk.path, {
             method: route.method,

@@ -19,7 +19,7 @@ export async function expectProblem(res: Response, status: number, code: string)
   return body;
 }
 
-/** Asserts the headers every Gatehouse answer carries. */
+/** Asserts the headers every Postern answer carries. */
 export function expectSafeHeaders(res: Response): void {
   expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   expect(res.headers.get('cache-control')).toBe('no-store');

@@ -1,26 +1,20 @@
-import {
-  createGatehouse,
-  type Gatehouse,
-  type GatehouseOptions,
-  type Stores,
-  silentLogger,
-} from '@gatehouse/core';
-import { smtpMailer } from '@gatehouse/core/mailers';
-import { memoryStores } from '@gatehouse/core/memory';
+import { createPostern, type Postern, type PosternOptions, type Stores, silentLogger } from '@postern/core';
+import { smtpMailer } from '@postern/core/mailers';
+import { memoryStores } from '@postern/core/memory';
 import { MailCatcher } from '../mail-catcher.js';
 import { TestClock } from '../test-clock.js';
 import { openApiConformance } from './conformance.js';
 
-/** A real HTTP server on loopback serving `gh` through one adapter. */
+/** A real HTTP server on loopback serving `ph` through one adapter. */
 export interface MountedServer {
   url: string;
   close(): Promise<void>;
 }
-/** Serves `gh` through one adapter on a real HTTP server on loopback. The host app also
- *  answers `HOST_ROUTE` (serve.ts), registered after Gatehouse, to prove fall-through, and
- *  `HOST_AUTH_ROUTE`, guarded by the adapter's `requireAuth` (or `gh.authorize`), with `{ userId }`,
- *  and `HOST_FRESH_ROUTE` (`gh.auth.requireFreshAuth` behind the adapter's error handler). */
-export type Mount = (gh: Gatehouse) => Promise<MountedServer>;
+/** Serves `ph` through one adapter on a real HTTP server on loopback. The host app also
+ *  answers `HOST_ROUTE` (serve.ts), registered after Postern, to prove fall-through, and
+ *  `HOST_AUTH_ROUTE`, guarded by the adapter's `requireAuth` (or `ph.authorize`), with `{ userId }`,
+ *  and `HOST_FRESH_ROUTE` (`ph.auth.requireFreshAuth` behind the adapter's error handler). */
+export type Mount = (ph: Postern) => Promise<MountedServer>;
 
 /** The scenario groups of the HTTP contract, one per area. */
 export type HttpContractArea = 'core' | 'auth' | 'mfa' | 'webhook' | 'inbox';
@@ -34,7 +28,7 @@ export interface HttpContractOptions {
 
 export interface HttpContext {
   url: string;
-  gh: Gatehouse;
+  ph: Postern;
   /** Mails delivered over real SMTP to a loopback `smtp-server`. */
   mail: MailCatcher;
   clock: TestClock;
@@ -46,8 +40,8 @@ export interface HttpContext {
 
 export interface HttpEnv {
   name: string;
-  /** Starts a fresh Gatehouse (its own stores, clock, SMTP catcher) behind the adapter. */
-  setup(options?: Partial<GatehouseOptions>): Promise<HttpContext>;
+  /** Starts a fresh Postern (its own stores, clock, SMTP catcher) behind the adapter. */
+  setup(options?: Partial<PosternOptions>): Promise<HttpContext>;
 }
 
 export const TEST_WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -59,10 +53,10 @@ export function createHttpEnv(name: string, mount: Mount, opts: HttpContractOpti
       const clock = new TestClock();
       const mail = await MailCatcher.start();
       const stores = options.stores ?? (opts.stores ? await opts.stores(clock) : memoryStores({ clock }));
-      const gh = createGatehouse({
-        issuer: 'https://gatehouse.test',
-        audience: 'gatehouse-test',
-        mailer: smtpMailer({ url: mail.url, from: 'Gatehouse <no-reply@gatehouse.test>' }),
+      const ph = createPostern({
+        issuer: 'https://postern.test',
+        audience: 'postern-test',
+        mailer: smtpMailer({ url: mail.url, from: 'Postern <no-reply@postern.test>' }),
         settings: { 'inbox.mail.webhook-secret': TEST_WEBHOOK_SECRET },
         clock,
         // Scenarios refuse on purpose; their warnings would bury the test report.
@@ -70,11 +64,11 @@ export function createHttpEnv(name: string, mount: Mount, opts: HttpContractOpti
         ...options,
         stores,
       });
-      const server = await mount(gh);
-      const conforms = openApiConformance(gh);
+      const server = await mount(ph);
+      const conforms = openApiConformance(ph);
       return {
         url: server.url,
-        gh,
+        ph,
         mail,
         clock,
         async request(path, init = {}) {
@@ -96,7 +90,7 @@ export function createHttpEnv(name: string, mount: Mount, opts: HttpContractOpti
         },
         async close() {
           await server.close();
-          await gh.close();
+          await ph.close();
           await mail.close();
         },
       };

@@ -49,7 +49,7 @@ async function webhook(ctx: HttpContext, body: unknown, path = '/inbox/webhook')
     body: raw,
   });
   const ack = await expectJson<{ accepted: boolean; outboxEventId: string }>(res, 202);
-  await ctx.gh.outbox.drain();
+  await ctx.ph.outbox.drain();
   return ack;
 }
 
@@ -327,7 +327,7 @@ export function inboxScenarios(env: HttpEnv): void {
       expect(file.headers.get('content-security-policy')).toMatch(/\bsandbox\b/);
       expect(await file.text()).toBe('<script>alert(document.cookie)</script>');
 
-      // 4. Reply: through the provider, with Gatehouse's Message-ID and the thread headers.
+      // 4. Reply: through the provider, with Postern's Message-ID and the thread headers.
       ctx.clock.advance(1000);
       const { message: reply } = await expectJson<{ message: MessageBody }>(
         await ctx.request(`/inbox/threads/${threadId}/reply`, {
@@ -500,7 +500,7 @@ export function inboxScenarios(env: HttpEnv): void {
         data: { email_id: `unknown-${randomUUID()}` },
       });
       // Finished at the first attempt (kept, waiting for its message), not retried until dead.
-      expect(await ctx.gh.outbox.get(outboxEventId)).toMatchObject({
+      expect(await ctx.ph.outbox.get(outboxEventId)).toMatchObject({
         status: 'done',
         outcome: 'pending',
         attempts: 1,

@@ -7,13 +7,13 @@ import type { HttpContext, HttpEnv } from './harness.js';
 import { expectJson, freshEmail, signUp, signUpAndLogIn } from './session.js';
 import { SoftAuthenticator } from './soft-authenticator.js';
 
-const ORIGIN = 'https://gatehouse.test';
+const ORIGIN = 'https://postern.test';
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 const STEP = 30_000;
 
 /** Options every MFA scenario runs with: a pinned relying party and a sealing key. */
 const MFA_OPTIONS = {
-  webauthn: { rpId: 'gatehouse.test', rpName: 'Gatehouse test', origin: ORIGIN },
+  webauthn: { rpId: 'postern.test', rpName: 'Postern test', origin: ORIGIN },
   mfa: { encryptionKey: randomBytes(32) },
 };
 
@@ -366,7 +366,7 @@ export function mfaScenarios(env: HttpEnv): void {
         expect(parsed).toBeInstanceOf(OTPAuth.TOTP);
         expect(parsed.secret.base32).toBe(body.secret);
         expect(parsed.label).toBe(a.email);
-        expect(parsed.issuer).toBe('gatehouse.test');
+        expect(parsed.issuer).toBe('postern.test');
         expect([parsed.algorithm, parsed.digits, parsed.period]).toEqual(['SHA1', 6, 30]);
       });
 
@@ -467,7 +467,7 @@ export function mfaScenarios(env: HttpEnv): void {
         expect(header.typ).toBe('mfa+jwt');
         const claims = JSON.parse(Buffer.from(p.mfaToken.split('.')[1]!, 'base64url').toString());
         expect(claims.exp - claims.iat).toBe(300);
-        expect(claims.aud).not.toBe('gatehouse-test');
+        expect(claims.aud).not.toBe('postern-test');
       });
 
       it('a TOTP code completes the login through /auth/mfa/verify, with a refresh token only when login asked', async () => {
@@ -1310,7 +1310,7 @@ export function mfaScenarios(env: HttpEnv): void {
           await ctx.request('/auth/mfa/webauthn/register/options', { method: 'POST', bearer: a.access }),
           200,
         );
-        expect(o.rp).toEqual({ id: 'gatehouse.test', name: 'Gatehouse test' });
+        expect(o.rp).toEqual({ id: 'postern.test', name: 'Postern test' });
         expect(o.attestation ?? 'none').toBe('none');
         expect(o.pubKeyCredParams.map((p) => p.alg)).toEqual([-8, -7, -257]);
         expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
@@ -1324,7 +1324,7 @@ export function mfaScenarios(env: HttpEnv): void {
         const p = await pendingLogin(ctx, a, true);
         expect(p.methods).toEqual(['webauthn', 'recovery']);
         const o = await passkeyOptions(ctx, p.mfaToken);
-        expect(o.rpId).toBe('gatehouse.test');
+        expect(o.rpId).toBe('postern.test');
         expect(o.allowCredentials.map((c) => c.id)).toEqual([auth.id]);
         const s = await expectJson<Session>(
           await ctx.request('/auth/mfa/webauthn/verify', {

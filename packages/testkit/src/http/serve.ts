@@ -2,18 +2,18 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MountedServer } from './harness.js';
 
-/** A host route every `Mount` serves after Gatehouse, to prove requests outside
- *  Gatehouse's mount points still reach the host. */
+/** A host route every `Mount` serves after Postern, to prove requests outside
+ *  Postern's mount points still reach the host. */
 export const HOST_ROUTE = { path: '/host/ping', body: 'pong from host' } as const;
 
 /** A host route every `Mount` guards with its adapter's `requireAuth` (the core's
- *  `gh.authorize` where there is no adapter), answering `{ userId }`. */
+ *  `ph.authorize` where there is no adapter), answering `{ userId }`. */
 export const HOST_AUTH_ROUTE = { path: '/host/me' } as const;
 
 /** A host route every `Mount` guards with `requireAuth` and then checks with
- *  `gh.auth.requireFreshAuth(principal, { password })` (password from its JSON body), answering
+ *  `ph.auth.requireFreshAuth(principal, { password })` (password from its JSON body), answering
  *  `{ fresh: true }`; what that throws goes through the adapter's error handler
- *  (`gatehouseErrors()`, `gatehouseErrorHandler()`; `gatehouseProblem` without one). */
+ *  (`posternErrors()`, `posternErrorHandler()`; `posternProblem` without one). */
 export const HOST_FRESH_ROUTE = { path: '/host/fresh' } as const;
 
 /** Starts a Node HTTP server for `listener` on 127.0.0.1, on a free port. */

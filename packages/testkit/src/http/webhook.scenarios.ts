@@ -76,7 +76,7 @@ async function accepted(res: Response): Promise<string> {
 }
 
 const total = async (ctx: HttpContext) => {
-  const s = await ctx.gh.outbox.stats();
+  const s = await ctx.ph.outbox.stats();
   return s.pending + s.done + s.dead;
 };
 
@@ -96,14 +96,14 @@ export function webhookScenarios(env: HttpEnv): void {
           const res = await send(ctx, path, body);
           expectSafeHeaders(res);
           const id = await accepted(res);
-          const event = await ctx.gh.outbox.get(id);
+          const event = await ctx.ph.outbox.get(id);
           expect(event?.payload).toBe(body);
         }
       });
 
       it('routes the unified route by payload, and the other two routes by path', async () => {
         const nameOf = async (path: string, payload: object) =>
-          (await ctx.gh.outbox.get(await accepted(await send(ctx, path, JSON.stringify(payload)))))?.name;
+          (await ctx.ph.outbox.get(await accepted(await send(ctx, path, JSON.stringify(payload)))))?.name;
         expect(await nameOf(BASE, received)).toBe(INBOUND);
         expect(await nameOf(BASE, delivered)).toBe(EVENT);
         expect(await nameOf(BASE, { type: 'bounced', data: { to: ['x@example.test'] } })).toBe(EVENT);
@@ -171,7 +171,7 @@ export function webhookScenarios(env: HttpEnv): void {
           duplex: 'half',
         } as RequestInit);
         const id = await accepted(res);
-        expect((await ctx.gh.outbox.get(id))?.payload).toBe(body);
+        expect((await ctx.ph.outbox.get(id))?.payload).toBe(body);
       });
 
       it('answers a redelivered webhook-id with the first outboxEventId and publishes nothing', async () => {
@@ -451,7 +451,7 @@ export function webhookScenarios(env: HttpEnv): void {
           const sign = (timestamp: number, prefix = 'resend') =>
             standardWebhookHeaders({ secret: TEST_WEBHOOK_SECRET, body, timestamp, prefix });
           const id = await accepted(await post(ctx, '/hooks/mail/events', body, sign(seconds(ctx))));
-          expect((await ctx.gh.outbox.get(id))?.name).toBe(EVENT);
+          expect((await ctx.ph.outbox.get(id))?.name).toBe(EVENT);
           await accepted(await post(ctx, '/hooks/mail', body, sign(seconds(ctx), 'webhook')));
           await expectProblem(
             await post(ctx, '/hooks/mail', body, sign(seconds(ctx), 'svix')),

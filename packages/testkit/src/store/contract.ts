@@ -1,4 +1,4 @@
-import type { Stores } from '@gatehouse/core';
+import type { Stores } from '@postern/core';
 import { describe } from 'vitest';
 import type { TestClock } from '../test-clock.js';
 import { authStoreContract } from './auth.contract.js';

@@ -1,5 +1,5 @@
 import { createAuthArea } from './auth/index.js';
-import type { GatehouseContext } from './context.js';
+import type { PosternContext } from './context.js';
 import { ConfigError } from './errors.js';
 import { createAuthorizer, createHandler } from './http/handle.js';
 import { openApiRoute } from './http/openapi.js';
@@ -8,7 +8,7 @@ import type { Area, NeutralRequest, NeutralResponse, RouteDef } from './http/typ
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
-import { type GatehouseOptions, unknownOptions } from './options.js';
+import { type PosternOptions, unknownOptions } from './options.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
@@ -22,13 +22,13 @@ function joinPath(base: string, path: string): string {
   return path === '/' ? b || '/' : `${b}${path}`;
 }
 
-/** Builds a Gatehouse instance: every flow as a function, a route table, and `handle()`
+/** Builds a Postern instance: every flow as a function, a route table, and `handle()`
  *  for adapters. Synchronous: bad options (keys included) throw a `ConfigError` here. */
-export function createGatehouse(options: GatehouseOptions) {
+export function createPostern(options: PosternOptions) {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');
   const unknown = unknownOptions(options);
-  if (unknown.length > 0) throw new ConfigError(`createGatehouse: unknown option(s) ${unknown.join(', ')}`);
+  if (unknown.length > 0) throw new ConfigError(`createPostern: unknown option(s) ${unknown.join(', ')}`);
   const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
   const stores = options.stores ?? memoryStores({ clock });
@@ -44,7 +44,7 @@ export function createGatehouse(options: GatehouseOptions) {
       },
     },
     settings: toSettings(options.settings),
-  } as GatehouseContext;
+  } as PosternContext;
 
   const auth = createAuthArea(ctx);
   const mfa = createMfaArea(ctx);
@@ -95,7 +95,7 @@ export function createGatehouse(options: GatehouseOptions) {
     owns,
     handle,
     /** For the adapters' `requireAuth` guards: the principal of a request's Bearer token, or
-     *  the problem to answer instead, checked and logged as Gatehouse's own routes do. */
+     *  the problem to answer instead, checked and logged as Postern's own routes do. */
     authorize: createAuthorizer(http),
     jwks: () => ctx.keyring.jwks(),
     async close() {
@@ -106,4 +106,4 @@ export function createGatehouse(options: GatehouseOptions) {
   };
 }
 
-export type Gatehouse = ReturnType<typeof createGatehouse>;
+export type Postern = ReturnType<typeof createPostern>;
