@@ -126,7 +126,8 @@ export function createHandler(opts: HandlerOptions) {
           ? await bearerPrincipal(opts, req.headers, { ip, route: pattern, requestId })
           : undefined;
       const cookies = opts.cookieSessions;
-      const cookie = route.refreshCookie && cookies && readCookie(req.headers.cookie, cookies.config.name);
+      const reads = route.refreshCookie === 'rotates' || route.refreshCookie === 'ends';
+      const cookie = reads && cookies && readCookie(req.headers.cookie, cookies.config.name);
       // A cookie rides along on its own, so what it authorizes must come from a trusted page;
       // checked before the body, whose media type is part of the check.
       if (cookie) assertTrustedRequest(cookies!.config, req.headers);
@@ -155,7 +156,7 @@ export function createHandler(opts: HandlerOptions) {
         base: req.base ?? '',
       });
       if (cookies)
-        withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'end');
+        withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'ends');
       return replyToResponse(reply);
     } catch (e) {
       const res = failed(opts.logger, e, { principal, route: pattern, requestId, ip });
