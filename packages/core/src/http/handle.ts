@@ -134,11 +134,7 @@ export function createHandler(opts: HandlerOptions) {
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       let body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
       let fromCookie = false;
-      if (
-        route.refreshCookie &&
-        cookies &&
-        (body as { refreshToken?: string } | undefined)?.refreshToken === undefined
-      ) {
+      if (reads && cookies && (body as { refreshToken?: string } | undefined)?.refreshToken === undefined) {
         if (!cookie) throw new PosternError('invalid_token');
         body = { ...(body as object), refreshToken: cookie };
         fromCookie = true;
