@@ -8,7 +8,7 @@ import {
 } from '@postern/core';
 import { describe, expect, it } from 'vitest';
 
-const FIXTURES = new URL('../../../../../shared/fixtures/resend/', import.meta.url);
+const FIXTURES = new URL('../fixtures/resend/', import.meta.url);
 const fixture = (file: string) => JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8')) as object;
 const route = (json: string) => routeWebhook(JSON.parse(json) as object);
 

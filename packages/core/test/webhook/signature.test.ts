@@ -14,10 +14,7 @@ interface VectorCase {
   expect: 'valid' | 'error' | 'constructor_error';
 }
 const vectors = JSON.parse(
-  readFileSync(
-    new URL('../../../../../shared/fixtures/standard-webhooks/vectors.json', import.meta.url),
-    'utf8',
-  ),
+  readFileSync(new URL('../fixtures/standard-webhooks/vectors.json', import.meta.url), 'utf8'),
 ) as { secret: string; positive: VectorCase[]; negative: VectorCase[]; tolerance_seconds: number };
 
 const PREFIXES = ['webhook', 'svix'];
