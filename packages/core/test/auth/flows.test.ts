@@ -18,7 +18,7 @@ describe('auth flows (library API)', () => {
     await t.ph.close();
   });
 
-  it('issues access tokens with the contract header and claims', async () => {
+  it('issues access tokens with the documented header and claims', async () => {
     const t = setup();
     const u = await user(t);
     const s = await session(t, u);
