@@ -15,7 +15,7 @@ export const TEST_ENV: Env = {
   LOG_LEVEL: 'error',
 };
 
-/** Same scenarios for both example apps: same behaviour, same env vars (CONTRACT.md section 5). */
+/** Same scenarios for both example apps: same behaviour, same env vars. */
 export function describeExampleApp(name: string, startApp: StartApp): void {
   const env = TEST_ENV;
 
