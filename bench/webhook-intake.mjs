@@ -172,7 +172,7 @@ ${table}
 Against the ${TARGET}x target (req/s): ${verdict}${floorNote}.
 
 The \`required work inline\` row is a reference, not a target: the same bare Fastify route doing
-what docs/webhooks.md requires of every signed request, written inline with no Postern code, ports
+what [webhooks.md](webhooks.md) requires of every signed request, written inline with no Postern code, ports
 or promises (secret setting read per request, both header sets with their id, timestamp and
 signature-list rules, strict UTF-8 and a JSON-object body, the four routing rules, a dedupe
 \`Map\`, an outbox-shaped record with a random id, the same answer headers). Its ratio is what
