@@ -22,7 +22,7 @@ describe('auth flows (library API)', () => {
     const t = setup();
     const u = await user(t);
     const s = await session(t, u);
-    expect(decodeProtectedHeader(s.accessToken)).toMatchObject({ alg: 'EdDSA', typ: 'at+jwt' });
+    expect(decodeProtectedHeader(s.accessToken)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
     const c = decodeJwt(s.accessToken);
     expect(c).toMatchObject({
       iss: 'https://postern.test',

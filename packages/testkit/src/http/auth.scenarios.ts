@@ -941,14 +941,21 @@ export function authScenarios(env: HttpEnv): void {
         await expectJson(await me(ctx, r1.accessToken), 200);
       });
 
-      it('GET /auth/.well-known/jwks.json serves public keys only', async () => {
+      it('GET /auth/.well-known/jwks.json serves public keys only, ES256 by default', async () => {
         const body = await expectJson<{ keys: Array<Record<string, unknown>> }>(
           await ctx.request('/auth/.well-known/jwks.json'),
           200,
         );
         expect(body.keys.length).toBeGreaterThan(0);
         for (const k of body.keys) {
-          expect(k).toMatchObject({ kid: expect.any(String), alg: 'EdDSA', use: 'sig' });
+          // P-256: the key type other services' JWKS clients read (see docs/verify-tokens.md).
+          expect(k).toMatchObject({
+            kid: expect.any(String),
+            alg: 'ES256',
+            use: 'sig',
+            kty: 'EC',
+            crv: 'P-256',
+          });
           expect(k.d).toBeUndefined();
           expect(k.k).toBeUndefined();
         }
