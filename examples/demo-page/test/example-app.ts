@@ -80,6 +80,26 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
     });
 
+    it('serves the JWKS at the origin root too, where other services look for <iss>/.well-known/jwks.json', async () => {
+      const root = await fetch(`${app.url}/.well-known/jwks.json`);
+      expect(root.status).toBe(200);
+      expect(root.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const jwks = (await root.json()) as { keys: Array<Record<string, unknown>> };
+      expect(jwks).toEqual(await (await fetch(`${app.url}/auth/.well-known/jwks.json`)).json());
+      // No JWT_PRIVATE_KEYS: the ephemeral default, an ES256 key, public parameters only.
+      expect(jwks.keys).toEqual([
+        {
+          kty: 'EC',
+          crv: 'P-256',
+          x: expect.any(String),
+          y: expect.any(String),
+          kid: expect.any(String),
+          alg: 'ES256',
+          use: 'sig',
+        },
+      ]);
+    });
+
     it('signs a user up and logs them in over HTTP', async () => {
       const email = `demo-${randomUUID()}@example.test`;
       const password = 'Tangerine-Orbit-Velvet-4821';
