@@ -1,9 +1,9 @@
 // Prints a new private JWK (one line) for JWT_PRIVATE_KEYS:
 //   JWT_PRIVATE_KEYS="$(node examples/demo-page/scripts/generate-key.mjs)"          # ES256 (P-256)
 //   JWT_PRIVATE_KEYS="$(node examples/demo-page/scripts/generate-key.mjs EdDSA)"    # Ed25519
-// ES256 by default: the JWKS libraries other services verify with (jwks-rsa, get-jwks) read
-// EC keys but not Ed25519 ones. Its kid is the RFC 7638 thumbprint, the kid the keyring
-// would compute anyway.
+// ES256 by default: the JWKS stacks other services verify with (jsonwebtoken + jwks-rsa,
+// fast-jwt + get-jwks) verify ES256 and not EdDSA. Its kid is the RFC 7638 thumbprint, the
+// kid the keyring would compute anyway.
 import { createHash, generateKeyPairSync } from 'node:crypto';
 
 const alg = process.argv[2] ?? 'ES256';

@@ -155,7 +155,15 @@ async function startFastifyService(issuer: string) {
     },
     verify: { algorithms: ['ES256'], allowedIss: issuer, allowedAud: AUDIENCE, checkTyp: 'at+jwt' },
   });
-  app.addHook('onRequest', (request) => request.jwtVerify());
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      await request.jwtVerify();
+    } catch {
+      // @fastify/jwt passes some refusals on as they are, which Fastify answers 500 (a wrong
+      // `typ`, a key it could not fetch, such as one of an issuer not listed): all are 401 here.
+      return reply.code(401).send({ error: 'invalid_token' });
+    }
+  });
   app.get('/api/orders', (request) => ({ userId: (request.user as { sub: string }).sub }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
@@ -165,36 +173,59 @@ async function startFastifyService(issuer: string) {
 const orders = (service: { url: string }, bearer?: string) =>
   fetch(`${service.url}/api/orders`, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
 
-/** A token like Postern's, with the host's `iss`, `aud` and `kid`, signed by another key. */
-function forged(host: Host, userId: string, key: KeyObject, kid: string): string {
+/** A token like Postern's access tokens (by default the host's `iss` and `aud`, an `at+jwt`
+ *  header), signed by `key` under `kid`. */
+function forged(
+  host: Host,
+  userId: string,
+  key: KeyObject,
+  kid: string,
+  { typ = 'at+jwt', aud = AUDIENCE, iss = host.issuer } = {},
+): string {
   const now = Math.floor(Date.now() / 1000);
   return jwt.sign({ sub: userId, sid: randomUUID(), jti: randomUUID(), auth_time: now, amr: ['pwd'] }, key, {
     algorithm: 'ES256',
-    header: { alg: 'ES256', typ: 'at+jwt', kid },
-    issuer: host.issuer,
-    audience: AUDIENCE,
+    header: { alg: 'ES256', typ, kid },
+    issuer: iss,
+    audience: aud,
     expiresIn: 900,
   });
 }
 
+type Service = { url: string; close(): Promise<void> };
+
+/** Both stacks, bare and under their framework, set up for `host`. */
+async function otherServices(host: Host) {
+  const verifiers: Array<[string, (token: string) => Promise<Record<string, unknown>>]> = [
+    ['jsonwebtoken + jwks-rsa', jsonwebtokenVerifier(host.issuer)],
+    ['fast-jwt + get-jwks', fastJwtVerifier(host.issuer)],
+  ];
+  const services: Array<[string, Service]> = [
+    ['express-jwt (jsonwebtoken + jwks-rsa)', await startExpressService(host.issuer)],
+    ['@fastify/jwt (fast-jwt + get-jwks)', await startFastifyService(host.issuer)],
+  ];
+  return {
+    verifiers,
+    services,
+    async close() {
+      for (const [, service] of services) await service.close();
+    },
+  };
+}
+
 describe('access tokens of the default key, verified by other services against the JWK set', () => {
   let host: Host;
-  let verifiers: Array<[string, (token: string) => Promise<Record<string, unknown>>]>;
-  let services: Array<[string, { url: string; close(): Promise<void> }]>;
+  let others: Awaited<ReturnType<typeof otherServices>>;
+  let verifiers: typeof others.verifiers;
+  let services: typeof others.services;
 
   beforeAll(async () => {
     host = await startHost();
-    verifiers = [
-      ['jsonwebtoken + jwks-rsa', jsonwebtokenVerifier(host.issuer)],
-      ['fast-jwt + get-jwks', fastJwtVerifier(host.issuer)],
-    ];
-    services = [
-      ['express-jwt (jsonwebtoken + jwks-rsa)', await startExpressService(host.issuer)],
-      ['@fastify/jwt (fast-jwt + get-jwks)', await startFastifyService(host.issuer)],
-    ];
+    others = await otherServices(host);
+    ({ verifiers, services } = others);
   });
   afterAll(async () => {
-    for (const [, service] of services ?? []) await service.close();
+    await others?.close();
     await host?.close();
   });
 
@@ -242,6 +273,32 @@ describe('access tokens of the default key, verified by other services against t
     for (const [name, service] of services) expect((await orders(service, token)).status, name).toBe(401);
   });
 
+  it('a token naming another issuer is refused, and nobody fetches keys from the server it names', async () => {
+    const { userId } = await login(host);
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = {
+      ...stranger.publicKey.export({ format: 'jwk' }),
+      kid: 'stranger',
+      alg: 'ES256',
+      use: 'sig',
+    };
+    let fetched = 0;
+    const keyServer = await listen((_req, res) => {
+      fetched += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    try {
+      const token = forged(host, userId, stranger.privateKey, 'stranger', { iss: keyServer.url });
+      for (const [name, verify] of verifiers) await expect(verify(token), name).rejects.toThrow();
+      for (const [name, service] of services) expect((await orders(service, token)).status, name).toBe(401);
+      // get-jwks refused the issuer before any request: `issuersWhitelist` is what keeps it home.
+      expect(fetched).toBe(0);
+    } finally {
+      await keyServer.close();
+    }
+  });
+
   it('both stacks refuse an expired token: the lifetime bounds what they cannot see', async () => {
     // Issued 16 minutes ago: its 15-minute lifetime is over.
     host.clock.set(Date.now() - 16 * 60_000);
@@ -265,6 +322,46 @@ describe('access tokens of the default key, verified by other services against t
     for (const [name, verify] of verifiers) await expect(verify(accessToken), name).resolves.toBeTruthy();
     for (const [name, service] of services)
       expect((await orders(service, accessToken)).status, name).toBe(200);
+  });
+});
+
+describe('a token of the right key, issuer and audience that is not an access token', () => {
+  const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  let host: Host;
+  let others: Awaited<ReturnType<typeof otherServices>>;
+  beforeAll(async () => {
+    host = await startHost(key);
+    others = await otherServices(host);
+  });
+  afterAll(async () => {
+    await others?.close();
+    await host?.close();
+  });
+
+  it('is refused by both stacks and both services for its typ alone (the docs pin at+jwt)', async () => {
+    const { userId } = await login(host);
+    const { kid } = (await host.ph.jwks()).keys[0]!;
+    // The same token as an access token passes everywhere: only the header differs below.
+    const access = forged(host, userId, key, kid!);
+    for (const [name, verify] of others.verifiers) await expect(verify(access), name).resolves.toBeTruthy();
+    for (const [name, service] of others.services)
+      expect((await orders(service, access)).status, name).toBe(200);
+    for (const typ of ['JWT', 'mfa+jwt']) {
+      const token = forged(host, userId, key, kid!, { typ });
+      for (const [name, verify] of others.verifiers)
+        await expect(verify(token), `${name} ${typ}`).rejects.toThrow();
+      for (const [name, service] of others.services)
+        expect((await orders(service, token)).status, `${name} ${typ}`).toBe(401);
+    }
+  });
+
+  it('a pending-login token (mfa+jwt, audience <audience>:mfa) is refused everywhere', async () => {
+    const { userId } = await login(host);
+    const { kid } = (await host.ph.jwks()).keys[0]!;
+    const pending = forged(host, userId, key, kid!, { typ: 'mfa+jwt', aud: `${AUDIENCE}:mfa` });
+    for (const [name, verify] of others.verifiers) await expect(verify(pending), name).rejects.toThrow();
+    for (const [name, service] of others.services)
+      expect((await orders(service, pending)).status, name).toBe(401);
   });
 });
 

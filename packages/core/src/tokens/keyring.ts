@@ -148,8 +148,9 @@ export function createKeyring(opts: {
       { event: 'config_warning', reason: 'ephemeral_key' },
       'no signing keys configured: using an ephemeral ES256 (P-256) key; tokens die with this process',
     );
-    // ES256, not EdDSA: the JWKS libraries most services verify with (jwks-rsa, get-jwks)
-    // read EC keys but not Ed25519 ones, so tokens of the default key verify everywhere.
+    // ES256, not EdDSA: the JWKS stacks most Node services verify with (jsonwebtoken +
+    // jwks-rsa, fast-jwt + get-jwks) verify ES256 and not EdDSA, so the default key's tokens
+    // verify in a host's other services too.
     inputs = [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey];
   }
   // Shapes, algorithms and sizes are checked here, synchronously: a bad key fails start-up.
