@@ -27,6 +27,9 @@ const failures = [];
 const started = Date.now();
 const log = (msg) => console.log(`[consumer-check ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
 
+/** A check that did not hold: reported by its message alone (no stack trace to read past). */
+class Failure extends Error {}
+
 /** Runs `cmd`; resolves with its output, rejects with it (and the exit code) on failure. */
 function run(cmd, args, { cwd, env = {}, timeoutMs = 180_000, input } = {}) {
   return new Promise((resolve, reject) => {
@@ -41,7 +44,7 @@ function run(cmd, args, { cwd, env = {}, timeoutMs = 180_000, input } = {}) {
       if (code === 0) resolve(out);
       else
         reject(
-          new Error(
+          new Failure(
             `\`${cmd} ${args.join(' ')}\` in ${cwd} ended with ${signal ?? `exit code ${code}`}:\n${out}`,
           ),
         );
@@ -58,13 +61,15 @@ async function stage(name, fn) {
     return true;
   } catch (e) {
     failures.push(name);
-    log(`FAIL ${name}\n${String(e?.stack ?? e).replace(/^/gm, '     ')}`);
+    log(
+      `FAIL ${name}\n${String(e instanceof Failure ? e.message : (e?.stack ?? e)).replace(/^/gm, '     ')}`,
+    );
     return false;
   }
 }
 
 function check(ok, what) {
-  if (!ok) throw new Error(what);
+  if (!ok) throw new Failure(what);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ function startApp(cwd, file, env = {}) {
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${file} did not listen within 30 s:\n${out}`));
+      reject(new Failure(`${file} did not listen within 30 s:\n${out}`));
     }, 30_000);
     const onData = (d) => {
       out += d;
@@ -202,7 +207,7 @@ function startApp(cwd, file, env = {}) {
     child.stderr.on('data', onData);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${file} exited with ${code} before listening:\n${out}`));
+      reject(new Failure(`${file} exited with ${code} before listening:\n${out}`));
     });
   });
 }
@@ -348,7 +353,11 @@ async function typecheck(dir, name, include, where, { skipLibCheck = false } = {
         ? `${w.sample.doc}:${w.sample.line} (in frame scripts/doc-frames/${w.sample.frame}.ts at line ${l})`
         : `${w.sample.doc}:${w.sample.line + line - 1}:${c}`;
     });
-    throw new Error(`type-check (${name}) failed:\n${mapped}`);
+    throw new Failure(
+      `type-check (${name}) failed:\n${mapped}\n` +
+        'A documentation sample is a complete module (its imports, every name declared), or starts with ' +
+        '`// fragment: inside <frame>` (see scripts/doc-frames/README.md).',
+    );
   }
 }
 
