@@ -9,7 +9,15 @@
 // What it covers, and why: docs/decisions/0007-consumer-check.md.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +29,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const framesDir = join(root, 'scripts/doc-frames');
 const PACKAGES = ['core', 'express', 'fastify', 'postgres', 'testkit'];
 const docsOnly = process.argv.includes('--docs');
-const DATABASE = process.env.CONSUMER_CHECK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+// A Postgres server whose user may CREATE DATABASE (the same default as the Postgres tests).
+const DATABASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const failures = [];
 const started = Date.now();
@@ -93,6 +102,12 @@ async function packAll(dir) {
     );
     await run('pnpm', ['pack', '--pack-destination', dir], { cwd: pkgDir });
   }
+  const versions = Object.fromEntries(
+    PACKAGES.map((pkg) => [
+      `@postern/${pkg}`,
+      JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'))).version,
+    ]),
+  );
   for (const pkg of PACKAGES) {
     const tgz = tarballOf(dir, pkg);
     const files = (await run('tar', ['-tzf', tgz], { cwd: dir })).trim().split('\n');
@@ -121,6 +136,12 @@ async function packAll(dir) {
         !/^(workspace|file|link):/.test(range),
         `${where} depends on ${dep}@${range}, which no registry serves`,
       );
+    for (const [dep, range] of Object.entries(manifest.dependencies ?? {}))
+      if (versions[dep])
+        check(
+          range === `^${versions[dep]}`,
+          `${where} depends on ${dep}@${range}, not ^${versions[dep]} (the packed one)`,
+        );
   }
 }
 
@@ -534,6 +555,11 @@ async function main() {
         await run(process.execPath, ['db.mjs', 'create', name], {
           cwd: fullDir,
           env: { ADMIN_URL: DATABASE },
+        }).catch((e) => {
+          throw new Failure(
+            `could not create a database through ${DATABASE} (start Postgres there, or set DATABASE_URL ` +
+              `to a server whose user may CREATE DATABASE):\n${e.message}`,
+          );
         });
         dbName = name;
         const url = new URL(DATABASE);
