@@ -483,6 +483,14 @@ async function main() {
         '@types/express': '^5.0.0',
         '@types/node': '^20.19.0',
         '@types/pg': '^8.15.0',
+        // What docs/verify-tokens.md's services import.
+        '@fastify/jwt': '^10.2.8',
+        '@types/jsonwebtoken': '^9.0.10',
+        'express-jwt': '^8.5.1',
+        'fast-jwt': '^6.3.6',
+        'get-jwks': '^11.0.3',
+        jsonwebtoken: '^9.0.3',
+        'jwks-rsa': '^4.1.0',
       },
     };
     let fullDir;
@@ -491,7 +499,7 @@ async function main() {
     // Each app installs only what its README section says to install, so a missing dependency
     // shows; installs run side by side.
     await Promise.all([
-      stage('npm install: the full app (every package, TypeScript, vitest, pg)', async () => {
+      stage('npm install: the full app (every package, TypeScript, vitest, pg, JWT verifiers)', async () => {
         fullDir = await createApp(base, 'full-app', full);
       }),
       !docsOnly &&
