@@ -12,7 +12,7 @@ import { jsonLogger, logLevel } from './logger.js';
 
 export type Env = Record<string, string | undefined>;
 
-/** Everything an example app needs to start, read from the environment (CONTRACT.md section 5). */
+/** Everything an example app needs to start, read from the environment (README.md lists them). */
 export interface AppConfig {
   port: number;
   host: string;

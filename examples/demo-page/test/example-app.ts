@@ -15,7 +15,7 @@ export const TEST_ENV: Env = {
   LOG_LEVEL: 'error',
 };
 
-/** Same scenarios for both example apps: same behaviour, same env vars (CONTRACT.md section 5). */
+/** Same scenarios for both example apps: same behaviour, same env vars. */
 export function describeExampleApp(name: string, startApp: StartApp): void {
   const env = TEST_ENV;
 
@@ -78,6 +78,16 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       const res = await fetch(`${app.url}/auth/openapi.json`);
       expect(res.status).toBe(200);
       expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    });
+
+    it('serves the JWKS at the origin root too, where other services look for <iss>/.well-known/jwks.json', async () => {
+      const root = await fetch(`${app.url}/.well-known/jwks.json`);
+      expect(root.status).toBe(200);
+      expect(root.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const jwks = (await root.json()) as { keys: Array<Record<string, unknown>> };
+      expect(jwks).toEqual(await (await fetch(`${app.url}/auth/.well-known/jwks.json`)).json());
+      // No JWT_PRIVATE_KEYS: one ephemeral key of the default algorithm.
+      expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'EC', crv: 'P-256', alg: 'ES256' })]);
     });
 
     it('signs a user up and logs them in over HTTP', async () => {

@@ -8,7 +8,7 @@ import type { Stores } from './ports/stores.js';
 import type { User } from './ports/user-store.js';
 import type { Keyring } from './tokens/keyring.js';
 
-/** The session answer of CONTRACT.md section 2. */
+/** The session answer of every route that completes a login. */
 export interface SessionAnswer {
   accessToken: string;
   tokenType: 'Bearer';
@@ -53,7 +53,7 @@ export interface PasswordService {
   assertStrong(password: string, context: string[], field?: string): void;
 }
 
-/** Named limiter buckets (CONTRACT.md 2.3; numbers are configuration). */
+/** Named limiter buckets (docs/auth.md, Throttling; numbers are configuration). */
 export type ThrottleBucket =
   | 'login:email'
   | 'login:ip'

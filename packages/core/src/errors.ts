@@ -1,4 +1,4 @@
-/** Stable error codes of CONTRACT.md section 3, with their HTTP status. */
+/** Stable error codes of the problem+json answers, with their HTTP status. */
 export const errorStatus = {
   validation_failed: 400,
   invalid_json: 400,
@@ -84,7 +84,7 @@ export class PosternError extends Error {
     this.code = code;
     this.status = errorStatus[code];
     this.detail = opts.detail;
-    // CONTRACT.md 3: a `validation_failed` answer always lists what failed, at least the body.
+    // A `validation_failed` answer always lists what failed, at least the body.
     this.errors =
       opts.errors ??
       (code === 'validation_failed' ? [{ path: '/', message: opts.detail ?? titles[code] }] : undefined);

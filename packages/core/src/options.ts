@@ -54,7 +54,7 @@ export interface PosternOptions {
   passwordPolicy?: import('./auth/options.js').PasswordPolicyOptions;
   /** Argon2id parameters (OWASP defaults) and how many hashes run at once. */
   passwordHashing?: import('./auth/options.js').PasswordHashingOptions;
-  /** Limits per throttle bucket; defaults are CONTRACT.md 2.3 plus the buckets docs/auth.md adds. */
+  /** Limits per throttle bucket; defaults are in docs/auth.md (Throttling). */
   throttle?: import('./auth/options.js').ThrottleOptions;
 
   // --- MFA area options ---

@@ -7,7 +7,8 @@ import * as s from './schemas.js';
 
 const ok = (description: string, schema?: z.ZodType) => ({ description, schema });
 
-/** Routes 1-8 of CONTRACT.md section 2 and the auth housekeeping routes. Each handler is the
+/** The auth routes (me, roles, login, refresh, signup, logout, forgot, forgot-reset) and the
+ *  auth housekeeping routes. Each handler is the
  *  library function with the request's metadata: one flow, two entrances. */
 export function authRoutes(
   api: AuthFlows,

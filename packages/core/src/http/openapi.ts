@@ -9,7 +9,7 @@ export type MountedRoute = RouteDef & { fullPath: string };
 
 const problemRef = { $ref: '#/components/schemas/Problem' };
 
-/** RFC 9457 body of every error (CONTRACT.md section 3). */
+/** RFC 9457 body of every error. */
 const problemSchema: Json = {
   type: 'object',
   required: ['type', 'title', 'status', 'code'],
@@ -39,7 +39,7 @@ function jsonSchema(schema: ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-/** The codes whose answers always carry `Retry-After` (CONTRACT.md 3: a 429, and a 503 when a
+/** The codes whose answers always carry `Retry-After` (a 429, and a 503 when a
  *  store or the provider is down; a webhook secret that is not configured is not a wait). */
 const WAIT_CODES: readonly ErrorCode[] = ['rate_limited', 'unavailable'];
 

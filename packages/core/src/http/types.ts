@@ -92,7 +92,7 @@ export interface RouteDef<B = any> {
   summary: string;
   /** Success answers (and errors that need their own wording); `binary`: raw bytes of any type. */
   responses?: Record<number, { description: string; schema?: ZodType; binary?: boolean }>;
-  /** The codes of CONTRACT.md section 3 this route answers beyond those every route of its kind
+  /** The problem codes (`ErrorCode`) this route answers beyond those every route of its kind
    *  can (a body's 400/413/415, a Bearer route's 401 `invalid_token`, a store's 503
    *  `unavailable`): documented per status. */
   errors?: readonly ErrorCode[];

@@ -24,7 +24,7 @@ function route<B>(def: Omit<RouteDef<B>, 'area'>): RouteDef<B> {
   return { area: 'auth', ...def };
 }
 
-/** Routes 9-15 of CONTRACT.md section 2 and the MFA enrolment table. */
+/** The MFA login routes (docs/mfa.md) and the MFA enrolment table. */
 export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
   const resend = async (rc: RouteContext<Out<typeof s.tokenBody>>) => {
     await flows.resendCode(rc.body, metaOf(rc));

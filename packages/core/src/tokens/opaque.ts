@@ -19,7 +19,7 @@ export function sha256(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('base64url');
 }
 
-/** A short, non-reversible tag of a token for logs (SECURITY.md Logging). */
+/** A short, non-reversible tag of a token for logs (docs/auth.md, Logging). */
 export function tokenTag(value: string): string {
   return sha256(value).slice(0, 12);
 }

@@ -23,7 +23,7 @@ const SCENARIOS: Record<HttpContractArea, (env: HttpEnv) => void> = {
   inbox: inboxScenarios,
 };
 
-/** Registers the HTTP contract suite (CONTRACT.md) against one adapter: every area, or
+/** Registers the HTTP contract suite against one adapter: every area, or
  *  `opts.areas`. */
 export function describeHttpContract(name: string, mount: Mount, opts: HttpContractOptions = {}): void {
   const env = createHttpEnv(name, mount, opts);

@@ -173,7 +173,7 @@ async function me(ctx: HttpContext, access: string) {
   );
 }
 
-/** CONTRACT.md section 2, routes 9-15 and the enrolment table; section 2.1 pending tokens and codes. */
+/** MFA login routes and the enrolment table; pending tokens and codes. */
 export function mfaScenarios(env: HttpEnv): void {
   describe('MFA with the email method switched off by the host', () => {
     let ctx: HttpContext;
@@ -659,13 +659,13 @@ export function mfaScenarios(env: HttpEnv): void {
             'validation_failed',
           );
         }
-        const viaRoute9 = await expectProblem(
+        const viaEmailCodeRoute = await expectProblem(
           await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code: '123456' } }),
           400,
           'validation_failed',
         );
-        // Route 9 has no methodType field: the error names the field it does have.
-        expect(viaRoute9.errors?.map((e) => e.path)).toEqual(['token']);
+        // `/auth/login/email-code` has no methodType field: the error names the field it does have.
+        expect(viaEmailCodeRoute.errors?.map((e) => e.path)).toEqual(['token']);
         await expectJson(
           await ctx.request('/auth/mfa/verify', {
             json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
@@ -799,7 +799,7 @@ export function mfaScenarios(env: HttpEnv): void {
         }
       });
 
-      it('five wrong codes across routes 9, 11, 12 and 15 kill the pending token', async () => {
+      it('five wrong codes across email-code, verify, recovery and WebAuthn kill the pending token', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
         await enrolEmail(ctx, a);
@@ -829,7 +829,7 @@ export function mfaScenarios(env: HttpEnv): void {
         await expectPendingDead(ctx, p, secret);
       });
 
-      it('wrong email codes on route 9 count toward the same limit', async () => {
+      it('wrong email codes on /auth/login/email-code count toward the same limit', async () => {
         const a = await signupAndLogin(ctx);
         await enrolEmail(ctx, a);
         const seen = codeMails(ctx, a.email);
