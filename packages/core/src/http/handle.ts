@@ -179,7 +179,11 @@ function withRefreshCookie(
     const { refreshToken: _, ...rest } = body;
     reply.body = rest;
   } else if (clear) value = clearCookie(cookies.config, path);
-  if (value !== undefined) reply.headers = { ...reply.headers, 'set-cookie': [value] };
+  if (value !== undefined)
+    reply.headers = {
+      ...reply.headers,
+      'set-cookie': [...[reply.headers?.['set-cookie'] ?? []].flat(), value],
+    };
 }
 
 /** The answer to a HEAD: the GET's status and headers, its length, no content. */
