@@ -87,6 +87,12 @@ export function createClient(options: ClientOptions = {}) {
     pending = null;
     return { status: 'signed-in', user: await keeper.signIn(answer) };
   }
+  /** A first factor enrolled with the pending token: the login completes with its recovery codes. */
+  const enrolled = async (answer: Promise<SessionAnswer & Partial<RecoveryCodes>>) => {
+    const a = await answer;
+    const result = (await completed(a)) as Extract<LogInResult, { status: 'signed-in' }>;
+    return { ...result, recoveryCodes: a.recoveryCodes ?? [] };
+  };
   const pendingToken = () => {
     if (pending) return pending;
     throw new PosternClientError({ status: 0, code: 'no_pending_login', detail: 'Call logIn first' });
@@ -128,6 +134,22 @@ export function createClient(options: ClientOptions = {}) {
         return thenReload(
           auth<PasskeyRegistered>('POST', '/mfa/webauthn/register/verify', { attestationResponse, ...input }),
         );
+      },
+    },
+    /** A login the server answered with `enrol` (every account needs a second factor, this one
+     *  has none yet): setting up the first factor completes it. */
+    enrol: {
+      totpSetup: () => open<TotpSeed>('/mfa/enrol/totp/setup', { mfaToken: pendingToken() }),
+      totpConfirm: (input: { code: string }) =>
+        enrolled(open('/mfa/enrol/totp/confirm', { mfaToken: pendingToken(), code: input.code })),
+      emailSetup: () => open<{ accepted: true }>('/mfa/enrol/email/setup', { mfaToken: pendingToken() }),
+      emailConfirm: (input: { code: string }) =>
+        enrolled(open('/mfa/enrol/email/confirm', { mfaToken: pendingToken(), code: input.code })),
+      async passkey(input: { name?: string } = {}) {
+        const mfaToken = pendingToken();
+        const optionsJSON = await open<any>('/mfa/enrol/webauthn/options', { mfaToken });
+        const attestationResponse = await (await webauthn()).startRegistration({ optionsJSON });
+        return enrolled(open('/mfa/enrol/webauthn/verify', { mfaToken, attestationResponse, ...input }));
       },
     },
     /** Ends the session here and in every tab of the origin. */

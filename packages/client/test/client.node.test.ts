@@ -1,5 +1,7 @@
 // The client from Node against both adapters over real HTTP: the refresh token held by the
 // client (memory or the caller's storage), the server's clock moved to expire access tokens.
+
+import { randomBytes } from 'node:crypto';
 import { createHttpEnv, type HttpContext, type Mount } from '@postern/testkit';
 import * as OTPAuth from 'otpauth';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -144,6 +146,24 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
     expect(await client.verify({ method: 'recovery', code: recoveryCodes![0]! })).toMatchObject({
       status: 'signed-in',
     });
+    expect((await client.fetch('/host/me')).status).toBe(200);
+  });
+
+  it('completes a login that must enrol a first factor, with its recovery codes', async () => {
+    await ctx.close();
+    ctx = await createHttpEnv(name, mount).setup({ mfa: { required: true, encryptionKey: randomBytes(32) } });
+    const client = newClient();
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    expect(await client.logIn({ email, password: SCENARIO_PASSWORD })).toMatchObject({
+      status: 'mfa-required',
+      methods: [],
+      enrol: expect.arrayContaining(['totp']),
+    });
+    const seed = await client.enrol.totpSetup();
+    const done = await client.enrol.totpConfirm({ code: totp(seed.secret, ctx) });
+    expect(done).toMatchObject({ status: 'signed-in', user: { email, mfa: { enabled: true } } });
+    expect(done.recoveryCodes).toHaveLength(10);
+    expect(client.getSession().status).toBe('signed-in');
     expect((await client.fetch('/host/me')).status).toBe(200);
   });
 
