@@ -19,6 +19,8 @@ export class PosternClientError extends Error {
   override readonly name = 'PosternClientError';
   readonly status: number;
   readonly code: string;
+  /** The problem's short, human summary (`Invalid credentials`). */
+  readonly title: string | undefined;
   readonly detail: string | undefined;
   /** Seconds to wait before trying again (the `Retry-After` of a 429 or 503). */
   readonly retryAfter: number | undefined;
@@ -28,6 +30,7 @@ export class PosternClientError extends Error {
     super(init.detail ?? init.title ?? init.code);
     this.status = init.status;
     this.code = init.code;
+    this.title = init.title;
     this.detail = init.detail;
     this.retryAfter = init.retryAfter;
     this.errors = init.errors ?? [];
