@@ -43,7 +43,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Log in with email and password */
+        /** Log in with email and password (`refreshToken: 'cookie'`: a browser session, the refresh token in an HttpOnly cookie) */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -60,7 +60,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for a new pair (rotation) */
+        /** Exchange a refresh token for a new pair (rotation); with `{}`, the refresh cookie of a browser session */
         post: operations["postAuthRefresh"];
         delete?: never;
         options?: never;
@@ -94,7 +94,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** End the session of a refresh token */
+        /** End the session of a refresh token; with `{}`, that of the refresh cookie (then cleared) */
         post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
@@ -807,7 +807,7 @@ export interface operations {
                     /** Format: idn-email */
                     email: string;
                     password: string;
-                    refreshToken?: boolean;
+                    refreshToken?: boolean | "cookie";
                 };
             };
         };
@@ -845,12 +845,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    refreshToken: string;
+                    refreshToken?: string;
                 };
             };
         };
         responses: {
-            /** @description A session with a new refresh token */
+            /** @description A session with a new refresh token (a browser session: in `Set-Cookie`, not in the body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -912,7 +912,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    refreshToken: string;
+                    refreshToken?: string;
                 };
             };
         };
