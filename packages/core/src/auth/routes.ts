@@ -38,6 +38,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'none',
       body: s.loginBody,
+      refreshCookie: 'sets',
       summary:
         "Log in with email and password (`refreshToken: 'cookie'`: a browser session, the refresh token in an HttpOnly cookie)",
       errors: ['invalid_credentials', 'rate_limited'],
@@ -55,7 +56,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'none',
       body: s.refreshRequestBody,
-      refreshCookie: 'rotate',
+      refreshCookie: 'rotates',
       summary:
         'Exchange a refresh token for a new pair (rotation); with `{}`, the refresh cookie of a browser session',
       errors: ['invalid_token', 'csrf_refused', 'rate_limited'],
@@ -76,7 +77,7 @@ export function authRoutes(
       area: 'auth',
       auth: 'none',
       body: s.logoutRequestBody,
-      refreshCookie: 'end',
+      refreshCookie: 'ends',
       summary: 'End the session of a refresh token; with `{}`, that of the refresh cookie (then cleared)',
       errors: ['invalid_token', 'csrf_refused'],
       responses: { 204: ok('Session ended') },

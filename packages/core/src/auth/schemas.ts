@@ -76,7 +76,13 @@ export const sessionAnswer = z.object({
   accessToken: z.string(),
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int(),
-  refreshToken: z.string().optional(),
+  /** Absent for a browser session (`refreshToken: 'cookie'`): it is in the refresh cookie. */
+  refreshToken: z
+    .string()
+    .optional()
+    .meta({
+      description: "Only when the login asked for one; a browser session's is in `Set-Cookie` instead",
+    }),
 });
 export const mfaRequiredAnswer = z.object({
   mfaRequired: z.literal(true),

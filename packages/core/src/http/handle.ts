@@ -126,18 +126,15 @@ export function createHandler(opts: HandlerOptions) {
           ? await bearerPrincipal(opts, req.headers, { ip, route: pattern, requestId })
           : undefined;
       const cookies = opts.cookieSessions;
-      const cookie = route.refreshCookie && cookies && readCookie(req.headers.cookie, cookies.config.name);
+      const reads = route.refreshCookie === 'rotates' || route.refreshCookie === 'ends';
+      const cookie = reads && cookies && readCookie(req.headers.cookie, cookies.config.name);
       // A cookie rides along on its own, so what it authorizes must come from a trusted page;
       // checked before the body, whose media type is part of the check.
       if (cookie) assertTrustedRequest(cookies!.config, req.headers);
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       let body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
       let fromCookie = false;
-      if (
-        route.refreshCookie &&
-        cookies &&
-        (body as { refreshToken?: string } | undefined)?.refreshToken === undefined
-      ) {
+      if (reads && cookies && (body as { refreshToken?: string } | undefined)?.refreshToken === undefined) {
         if (!cookie) throw new PosternError('invalid_token');
         body = { ...(body as object), refreshToken: cookie };
         fromCookie = true;
@@ -155,7 +152,7 @@ export function createHandler(opts: HandlerOptions) {
         base: req.base ?? '',
       });
       if (cookies)
-        withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'end');
+        withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'ends');
       return replyToResponse(reply);
     } catch (e) {
       const res = failed(opts.logger, e, { principal, route: pattern, requestId, ip });

@@ -80,11 +80,12 @@ export interface RouteDef<B = any> {
   validatesBody?: boolean;
   /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */
   raw?: boolean;
-  /** The route takes a refresh token, and with cookie sessions on, a JSON body without one
-   *  takes it from the refresh cookie once the request passed the cross-site checks (else 403
-   *  `csrf_refused`); no token either way is 401 `invalid_token`. `end`: a success clears the
-   *  cookie the token was read from. */
-  refreshCookie?: 'rotate' | 'end';
+  /** Browser sessions (cookie sessions on). `sets`: a success may set the refresh cookie (a
+   *  login's answer marked by the flows). `rotates` and `ends`: the route takes a refresh
+   *  token, and a JSON body without one takes it from the cookie once the request passed the
+   *  cross-site checks (else 403 `csrf_refused`; no token either way: 401 `invalid_token`);
+   *  `ends` clears the cookie the token was read from on success. */
+  refreshCookie?: 'sets' | 'rotates' | 'ends';
   /** Max body bytes; defaults to the area's limit. */
   bodyLimit?: number;
   /** OpenAPI metadata. */

@@ -114,6 +114,16 @@ export function browserScenarios(env: HttpEnv): void {
       await expectJson(await refresh(ctx, next.value), 200);
     });
 
+    it('a login without refreshToken answers an access token alone, no cookie, beside cookie sessions', async () => {
+      const res = await ctx.request('/auth/login', { json: { email: a.email, password: a.password } });
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect(await expectJson<SessionBody>(res, 200)).toEqual({
+        accessToken: expect.any(String),
+        tokenType: 'Bearer',
+        expiresIn: 900,
+      });
+    });
+
     it('a token in the body keeps working as before beside cookie sessions', async () => {
       const login = await expectJson<SessionBody>(
         await ctx.request('/auth/login', {
