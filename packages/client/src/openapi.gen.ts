@@ -815,6 +815,8 @@ export interface operations {
             /** @description A session, or `{ mfaRequired, mfaToken, methods }` when MFA is on */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -823,6 +825,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     } | {
                         /** @constant */
@@ -853,6 +856,8 @@ export interface operations {
             /** @description A session with a new refresh token (a browser session: in `Set-Cookie`, not in the body) */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -861,6 +866,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     };
                 };
@@ -920,6 +926,8 @@ export interface operations {
             /** @description Session ended */
             204: {
                 headers: {
+                    /** @description Clears the refresh cookie when the token came from it */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1268,6 +1276,8 @@ export interface operations {
             /** @description Session */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1276,6 +1286,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     };
                 };
@@ -1332,6 +1343,8 @@ export interface operations {
             /** @description Session */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1340,6 +1353,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     };
                 };
@@ -1365,6 +1379,8 @@ export interface operations {
             /** @description Session */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1373,6 +1389,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     };
                 };
@@ -1485,6 +1502,8 @@ export interface operations {
             /** @description Session */
             200: {
                 headers: {
+                    /** @description A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1493,6 +1512,7 @@ export interface operations {
                         /** @constant */
                         tokenType: "Bearer";
                         expiresIn: number;
+                        /** @description Only when the login asked for one; a browser session's is in `Set-Cookie` instead */
                         refreshToken?: string;
                     };
                 };
