@@ -4,7 +4,8 @@ import type { Session, SessionAnswer, TokenStorage, User } from './types.js';
 
 const LOADING: Session = { status: 'loading', user: null };
 const SIGNED_OUT: Session = { status: 'signed-out', user: null };
-/** An access token is renewed this long before its end, for the time a request is in flight. */
+/** An access token is renewed this long before its end (at most a quarter of its lifetime),
+ *  for the time a request is in flight. */
 const EARLY_MS = 1000;
 
 export interface KeeperOptions {
@@ -57,7 +58,8 @@ export function createKeeper(o: KeeperOptions) {
     locks ? (locks.request(o.name, fn) as Promise<T>) : fn();
 
   async function accept(answer: SessionAnswer) {
-    access = { token: answer.accessToken, until: Date.now() + answer.expiresIn * 1000 - EARLY_MS };
+    const ms = answer.expiresIn * 1000;
+    access = { token: answer.accessToken, until: Date.now() + ms - Math.min(EARLY_MS, ms / 4) };
     if (!o.cookie && answer.refreshToken) await storage.set(answer.refreshToken);
   }
 
