@@ -1,4 +1,4 @@
-import type { PosternOptions } from '@postern/core';
+import type { NeutralRequest, Postern, PosternOptions } from '@postern/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
@@ -322,4 +322,44 @@ export function browserScenarios(env: HttpEnv): void {
       }
     });
   });
+}
+
+/** Wraps `ph.handle` so every answer also sets a host cookie: an adapter must then send two
+ *  `Set-Cookie` lines, not one joined or one lost. */
+export function withHostCookie<P extends Pick<Postern, 'handle'>>(ph: P): P {
+  return {
+    ...ph,
+    handle: async (req: NeutralRequest) => {
+      const out = await ph.handle(req);
+      if (out) out.headers['set-cookie'] = [...[out.headers['set-cookie'] ?? []].flat(), 'host=1; Path=/'];
+      return out;
+    },
+  };
+}
+
+/** Through an adapter mounted under `prefix` at `url` (a Postern with cookie sessions for
+ *  `APP_ORIGIN`, wrapped by `withHostCookie`): the cookie's path carries the prefix, both
+ *  cookies of an answer arrive, and the request's `Cookie` header reaches the core. */
+export async function expectCookieSessionThroughAdapter(url: string, prefix: string): Promise<void> {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${url}${prefix}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const email = `adapter-${crypto.randomUUID()}@example.test`;
+  const password = 'Tangerine-Orbit-Velvet-4821';
+  expect((await post('/auth/signup', { name: 'Adapter', email, password })).status).toBe(201);
+  const login = await post('/auth/login', { email, password, refreshToken: 'cookie' });
+  expect(login.status).toBe(200);
+  const [rt, host] = login.headers.getSetCookie().map(parseSetCookie);
+  expect(rt).toMatchObject({ name: COOKIE, attrs: { path: `${prefix}/auth` } });
+  expect(host).toMatchObject({ name: 'host', value: '1' });
+  const refreshed = await post(
+    '/auth/refresh',
+    {},
+    { cookie: `${COOKIE}=${rt!.value}; host=1`, origin: APP_ORIGIN },
+  );
+  expect(refreshed.status).toBe(200);
+  expect(refreshed.headers.getSetCookie().map((c) => parseSetCookie(c).name)).toEqual([COOKIE, 'host']);
 }
