@@ -178,6 +178,13 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
     expect(invalid.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['email']));
     const wrong = await client.logIn({ email, password: SCENARIO_PASSWORD }).catch((e) => e);
     expect(wrong).toMatchObject({ status: 401, code: 'invalid_credentials', retryAfter: undefined });
+    let throttled: PosternClientError | undefined;
+    for (let i = 0; i < 12 && !throttled; i++) {
+      const e = await client.logIn({ email, password: 'Wrong-Password-1234' }).catch((x) => x);
+      if (e.code === 'rate_limited') throttled = e;
+    }
+    expect(throttled).toMatchObject({ status: 429 });
+    expect(throttled!.retryAfter).toBeGreaterThan(0);
     const pending = await client.verify({ method: 'totp', code: '123456' }).catch((e) => e);
     expect(pending).toMatchObject({ code: 'no_pending_login' });
     const down = await createClient({ baseUrl: 'http://127.0.0.1:9' })
