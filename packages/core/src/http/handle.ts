@@ -229,6 +229,10 @@ function failed(
     );
   } else if (e.code === 'rate_limited') {
     logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
+  } else if (e.code === 'csrf_refused') {
+    // A page of another origin made the browser send the refresh cookie, or a client forgot
+    // its JSON content type: either way worth a look.
+    logger.warn({ event: 'csrf_refused', ...fields, reason: e.reason ?? null }, 'cross-site request refused');
   }
   return errorToResponse(e);
 }

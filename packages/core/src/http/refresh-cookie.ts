@@ -117,12 +117,18 @@ export function readCookie(header: HeaderValue, name: string): string | undefine
 export function assertTrustedRequest(c: CookieSessions, headers: Record<string, HeaderValue>): void {
   const type = firstValue(headers['content-type']);
   if (type === undefined || !JSON_TYPE.test(type))
-    throw new PosternError('csrf_refused', { detail: 'A cookie-authenticated request must be JSON' });
+    throw new PosternError('csrf_refused', {
+      detail: 'A cookie-authenticated request must be JSON',
+      reason: 'not_json',
+    });
   const from = firstValue(headers.origin);
   const trusted =
     from === undefined ? firstValue(headers['sec-fetch-site']) === 'same-origin' : c.trustedOrigins.has(from);
   if (!trusted)
-    throw new PosternError('csrf_refused', { detail: 'The request does not come from a trusted origin' });
+    throw new PosternError('csrf_refused', {
+      detail: 'The request does not come from a trusted origin',
+      reason: from === undefined ? 'no_origin' : 'untrusted_origin',
+    });
 }
 
 /** Where the cookie applies: the auth mount point under the host's own prefix. */

@@ -1,4 +1,5 @@
 import { ConfigError, createPostern, type PosternOptions, silentLogger } from '@postern/core';
+import { recordingLogger } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { readCookie, resolveCookieSessions } from '../../src/http/refresh-cookie.js';
 
@@ -110,5 +111,47 @@ describe('the refresh cookie path', () => {
       /; Path=\/identity;/,
     );
     expect(await loginCookie({ basePath: { auth: '/' } }, '', '/login')).toMatch(/; Path=\/;/);
+  });
+});
+
+describe('a refused cross-site request', () => {
+  it('is logged as csrf_refused with the reason and the standard fields, never the cookie', async () => {
+    const { lines, logger } = recordingLogger();
+    const ph = createPostern({
+      issuer: 'https://app.example',
+      audience: 'app',
+      logger,
+      cookieSessions: { trustedOrigins: ['https://app.example'] },
+    });
+    try {
+      const refresh = (headers: Record<string, string>) =>
+        ph.handle({
+          method: 'POST',
+          path: '/auth/refresh',
+          headers: { cookie: '__Secure-postern_refresh=secret-cookie-value', ...headers },
+          body: json({}),
+          ip: '192.0.2.9',
+        });
+      const json1 = { 'content-type': 'application/json' };
+      expect((await refresh({ ...json1, origin: 'https://evil.example' }))?.status).toBe(403);
+      expect((await refresh(json1))?.status).toBe(403);
+      expect((await refresh({ 'content-type': 'text/plain', origin: 'https://app.example' }))?.status).toBe(
+        403,
+      );
+      const refused = lines.filter((l) => l.fields.event === 'csrf_refused');
+      expect(refused.map((l) => [l.level, l.fields.reason])).toEqual([
+        ['warn', 'untrusted_origin'],
+        ['warn', 'no_origin'],
+        ['warn', 'not_json'],
+      ]);
+      expect(refused[0]!.fields).toMatchObject({
+        outcome: 'failure',
+        ip: '192.0.2.9',
+        route: '/auth/refresh',
+      });
+      expect(JSON.stringify(lines)).not.toContain('secret-cookie-value');
+    } finally {
+      await ph.close();
+    }
   });
 });
