@@ -1,4 +1,4 @@
-// `pnpm --dir packages/client types`: writes src/openapi.gen.ts, the TypeScript types of every
+// `pnpm client-types`: writes src/openapi.gen.ts, the TypeScript types of every
 // route of the OpenAPI document the server serves (itself generated from the server's zod
 // schemas), so the client's answer types are the server's. A test keeps the file current.
 import { writeFile } from 'node:fs/promises';

@@ -231,7 +231,7 @@ export function createClient(options: ClientOptions = {}) {
      * `invalid_token`, refreshes once and retries once. A relative URL resolves against `baseUrl`.
      * A body that is a stream cannot be sent twice: give a string, Blob, FormData or buffer.
      */
-    fetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+    fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
       const target =
         typeof input === 'string' && !isAbsolute(input) ? new URL(input, `${base}/`).href : input;
       return keeper.authed((token) => {

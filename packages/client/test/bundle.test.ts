@@ -30,6 +30,6 @@ it('bundles for browsers in under 8 KB min+gzip, @simplewebauthn/browser left to
   expect(text).not.toMatch(/zod|@postern\/core/);
 });
 
-it('types its answers from the OpenAPI document the server serves (pnpm --dir packages/client types)', async () => {
+it('types its answers from the OpenAPI document the server serves (pnpm client-types)', async () => {
   expect(await readFile(TYPES_FILE, 'utf8')).toBe(await answerTypesText());
 });

@@ -77,12 +77,9 @@ export const sessionAnswer = z.object({
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int(),
   /** Absent for a browser session (`refreshToken: 'cookie'`): it is in the refresh cookie. */
-  refreshToken: z
-    .string()
-    .optional()
-    .meta({
-      description: "Only when the login asked for one; a browser session's is in `Set-Cookie` instead",
-    }),
+  refreshToken: z.string().optional().meta({
+    description: "Only when the login asked for one; a browser session's is in `Set-Cookie` instead",
+  }),
 });
 export const mfaRequiredAnswer = z.object({
   mfaRequired: z.literal(true),
