@@ -37,6 +37,9 @@ const bundle = await build({
   minify: true,
   outdir: join(out, 'postern-client'),
   chunkNames: 'chunk-[hash]',
+  // Chunk hashes cover the paths esbuild sees relative to its working directory: one fixed
+  // directory makes the bundle the same whether this runs from the package or the repo root.
+  absWorkingDir: fileURLToPath(new URL('..', import.meta.url)),
   write: false,
   logLevel: 'warning',
 });
