@@ -40,6 +40,9 @@ export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) 
       // The schema hands over the canonical address.
       const body = validate(createAccountBody, input);
       const address = body.address;
+      // Every well-formed attempt counts, refused or taken alike: the answer tells which
+      // addresses are taken, and each account is kept for good.
+      await ctx.throttle.hit('inbox-account:user', userId);
       if (!(await opts.canCreateAccount({ userId, address }))) throw new PosternError('forbidden');
       const account = await ctx.stores.inboxAccounts.create(
         { id: randomUUID(), address, name: body.name, createdAt: ctx.clock.now() },
@@ -151,6 +154,8 @@ export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) 
     ): Promise<MessageView> {
       const { thread, account } = await requireThread(ctx, userId, threadId, meta);
       const body = validate(replyBody, input);
+      // Counted before the send: a reply is mail from the host's domain, failed or not.
+      await ctx.throttle.hit('reply:user', userId);
       return withAttachments(ctx, await sendReply(ctx, account, thread, body));
     },
 

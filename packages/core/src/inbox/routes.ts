@@ -63,8 +63,11 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       body: createAccountBody,
       validatesBody: true, // createAccount validates (it is ph.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
-      responses: { 201: { description: 'the account', schema: accountSchema } },
-      errors: ['forbidden'],
+      responses: {
+        201: { description: 'the account', schema: accountSchema },
+        429: { description: 'too many accounts created by the caller (inbox-account:user)' },
+      },
+      errors: ['forbidden', 'rate_limited'],
       async handler({ principal, body }) {
         return { status: 201, body: await api.createAccount(principal.userId, body) };
       },
@@ -171,9 +174,10 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       responses: {
         201: { description: 'the stored outbound message', schema: replySchema },
         ...access,
+        429: { description: 'too many replies by the caller (reply:user)' },
         503: { description: 'the mail provider did not accept the reply' },
       },
-      errors,
+      errors: [...errors, 'rate_limited'],
       async handler(rc) {
         const { principal, params, body } = rc;
         return {

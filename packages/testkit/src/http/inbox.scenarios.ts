@@ -239,6 +239,37 @@ export function inboxScenarios(env: HttpEnv): void {
       await expectProblem(await add(known.email), 429, 'rate_limited');
     });
 
+    it('limits inbox accounts created (10 a day) and replies sent (30 per 15 min) per user, with Retry-After', async () => {
+      const busy = await person(ctx, 'busy');
+      for (let i = 0; i < 10; i++) await createAccount(ctx, busy);
+      const refused = await ctx.request('/inbox/accounts', {
+        bearer: busy.token,
+        json: { address: `more-${randomUUID()}@acme.test`, name: 'More' },
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectProblem(refused, 429, 'rate_limited');
+      // Per user: someone else still creates theirs.
+      const other = await person(ctx, 'busy-other');
+      const account = await createAccount(ctx, other);
+
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Hello?', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, account.address));
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: other.token }),
+        200,
+      );
+      const reply = () =>
+        ctx.request(`/inbox/threads/${list.threads[0]!.id}/reply`, {
+          bearer: other.token,
+          json: { text: 'On it.' },
+        });
+      for (let i = 0; i < 30; i++) expect((await reply()).status).toBe(201);
+      const tooMany = await reply();
+      expect(Number(tooMany.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectProblem(tooMany, 429, 'rate_limited');
+    });
+
     it('webhook -> outbox -> thread visible -> reply -> inbound reply threads on -> delivery updates it', async () => {
       const owner = await person(ctx, 'flow');
       const stranger = await person(ctx, 'flow-stranger');
