@@ -9,6 +9,7 @@ import {
   accountSchema,
   addMemberBody,
   createAccountBody,
+  memberListSchema,
   memberSchema,
   replyBody,
   replySchema,
@@ -103,6 +104,22 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
         const { principal, params, body } = rc;
         const { member, created } = await api.addMember(principal.userId, params.id!, body, asker(rc));
         return { status: created ? 201 : 200, body: { member } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/accounts/:id/members',
+      area: 'inbox',
+      auth: 'bearer',
+      summary:
+        'Members of an inbox account, with those waiting for a proven address as pending (owners only)',
+      responses: { 200: { description: 'the members', schema: memberListSchema }, ...access },
+      errors,
+      async handler(rc) {
+        return {
+          status: 200,
+          body: { members: await api.listMembers(rc.principal.userId, rc.params.id!, asker(rc)) },
+        };
       },
     },
     {

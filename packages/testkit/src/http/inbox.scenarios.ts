@@ -21,6 +21,27 @@ async function person(ctx: HttpContext, tag: string): Promise<Person> {
   return { id, email, token: accessToken };
 }
 
+/** Proves the person's address through the verification routes (code from the mail catcher). */
+async function proveEmail(ctx: HttpContext, p: Person): Promise<void> {
+  const CONFIRM = 'Confirm your email address';
+  const seen = ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM).length;
+  await expectJson(await ctx.request('/auth/verify-email/send', { method: 'POST', bearer: p.token }), 202);
+  await ctx.mail.waitFor(
+    p.email,
+    () => ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM).length > seen,
+  );
+  const mail = ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM)[seen]!;
+  const code = /\b(\d{6})\b/.exec(mail.text)![1]!;
+  await expectJson(await ctx.request('/auth/verify-email', { bearer: p.token, json: { code } }), 200);
+}
+
+/** A person whose address is proven (members added by email need one). */
+async function provenPerson(ctx: HttpContext, tag: string): Promise<Person> {
+  const p = await person(ctx, tag);
+  await proveEmail(ctx, p);
+  return p;
+}
+
 interface AccountBody {
   id: string;
   address: string;
@@ -141,7 +162,7 @@ export function inboxScenarios(env: HttpEnv): void {
 
     it('owners create accounts and add members; others get 403, unknown ids 404', async () => {
       const owner = await person(ctx, 'owner');
-      const member = await person(ctx, 'member');
+      const member = await provenPerson(ctx, 'member');
       const stranger = await person(ctx, 'stranger');
       const address = `Desk-${randomUUID()}@Acme.test`;
       const account = await createAccount(ctx, owner, address);
@@ -158,7 +179,7 @@ export function inboxScenarios(env: HttpEnv): void {
         }),
         201,
       );
-      expect(added.member).toMatchObject({ userId: member.id, role: 'member' });
+      expect(added.member).toMatchObject({ userId: member.id, role: 'member', pending: false });
 
       const mine = await expectJson<{ accounts: AccountBody[] }>(
         await ctx.request('/inbox/accounts', { bearer: member.token }),
@@ -218,6 +239,83 @@ export function inboxScenarios(env: HttpEnv): void {
         400,
         'validation_failed',
       );
+    });
+
+    it('a member added by an address nobody proved is pending (403) until its owner proves it', async () => {
+      const owner = await person(ctx, 'payroll-owner');
+      const account = await createAccount(ctx, owner);
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Salaries attached', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, account.address));
+      // bob@ was registered by whoever got there first, and never proven.
+      const bob = await person(ctx, 'bob');
+      const added = await expectJson<{ member: { userId: string; pending: boolean } }>(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, {
+          bearer: owner.token,
+          json: { email: bob.email, role: 'member' },
+        }),
+        201,
+      );
+      expect(added.member).toMatchObject({ userId: bob.id, pending: true });
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: bob.token }),
+        403,
+        'forbidden',
+      );
+      expect(
+        (
+          await expectJson<{ accounts: AccountBody[] }>(
+            await ctx.request('/inbox/accounts', { bearer: bob.token }),
+            200,
+          )
+        ).accounts,
+      ).toEqual([]);
+      const members = () =>
+        ctx
+          .request(`/inbox/accounts/${account.id}/members`, { bearer: owner.token })
+          .then((r) =>
+            expectJson<{ members: Array<{ userId: string; role: string; pending: boolean }> }>(r, 200),
+          );
+      expect((await members()).members).toEqual([
+        expect.objectContaining({ userId: owner.id, role: 'owner', pending: false }),
+        expect.objectContaining({ userId: bob.id, role: 'member', pending: true }),
+      ]);
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, { bearer: bob.token }),
+        403,
+        'forbidden',
+      );
+
+      await proveEmail(ctx, bob);
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: bob.token }),
+        200,
+      );
+      expect(list.threads).toHaveLength(1);
+      expect((await members()).members.map((m) => m.pending)).toEqual([false, false]);
+    });
+
+    it("a +tag of another user's address cannot be claimed, and its mail reaches the base account", async () => {
+      const a = await person(ctx, 'sales-owner');
+      const b = await person(ctx, 'squatter');
+      const sales = await createAccount(ctx, a, `sales-${randomUUID()}@acme.test`);
+      const [local, domain] = sales.address.split('@');
+      const tagged = `${local}+orders@${domain}`;
+      await expectProblem(
+        await ctx.request('/inbox/accounts', { bearer: b.token, json: { address: tagged, name: 'Orders' } }),
+        403,
+        'forbidden',
+      );
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Order 7', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, tagged));
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${sales.id}/threads`, { bearer: a.token }),
+        200,
+      );
+      expect(list.threads).toHaveLength(1);
+      // The base's owner may claim it.
+      expect((await createAccount(ctx, a, tagged)).address).toBe(tagged);
     });
 
     it('limits emails without a user when adding members (member:user): no free oracle of registered emails', async () => {
