@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMailProvider } from '../fake-provider.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import { type HttpContext, type HttpEnv, TEST_WEBHOOK_SECRET } from './harness.js';
-import { expectJson, freshEmail, signUpAndLogIn } from './session.js';
+import { expectJson, freshEmail, proveEmail, signUpAndLogIn } from './session.js';
 import { standardWebhookHeaders } from './webhook-signing.js';
 
 interface Person {
@@ -21,24 +21,10 @@ async function person(ctx: HttpContext, tag: string): Promise<Person> {
   return { id, email, token: accessToken };
 }
 
-/** Proves the person's address through the verification routes (code from the mail catcher). */
-async function proveEmail(ctx: HttpContext, p: Person): Promise<void> {
-  const CONFIRM = 'Confirm your email address';
-  const seen = ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM).length;
-  await expectJson(await ctx.request('/auth/verify-email/send', { method: 'POST', bearer: p.token }), 202);
-  await ctx.mail.waitFor(
-    p.email,
-    () => ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM).length > seen,
-  );
-  const mail = ctx.mail.to(p.email).filter((m) => m.subject === CONFIRM)[seen]!;
-  const code = /\b(\d{6})\b/.exec(mail.text)![1]!;
-  await expectJson(await ctx.request('/auth/verify-email', { bearer: p.token, json: { code } }), 200);
-}
-
 /** A person whose address is proven (members added by email need one). */
 async function provenPerson(ctx: HttpContext, tag: string): Promise<Person> {
   const p = await person(ctx, tag);
-  await proveEmail(ctx, p);
+  await proveEmail(ctx, p.email, p.token);
   return p;
 }
 
@@ -286,7 +272,7 @@ export function inboxScenarios(env: HttpEnv): void {
         'forbidden',
       );
 
-      await proveEmail(ctx, bob);
+      await proveEmail(ctx, bob.email, bob.token);
       const list = await expectJson<ThreadListBody>(
         await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: bob.token }),
         200,
