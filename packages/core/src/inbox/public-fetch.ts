@@ -32,20 +32,7 @@ export function publicHttpsGet(
     req.once('error', reject);
     req.once('response', (res: IncomingMessage) => {
       try {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value === undefined) continue;
-          for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-        }
-        const status = res.statusCode ?? 0;
-        const empty = status === 204 || status === 304;
-        if (empty) res.resume();
-        resolve(
-          new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
-            status,
-            headers,
-          }),
-        );
+        resolve(responseOf(res));
       } catch (e) {
         res.destroy();
         reject(e);
@@ -53,4 +40,22 @@ export function publicHttpsGet(
     });
     req.end();
   });
+}
+
+/** A node:http answer as a fetch `Response` (body streamed, not read yet), so it is read, capped
+ *  and checked by the same code as the API's answers. Throws for a status `Response` refuses. */
+export function responseOf(res: IncomingMessage): Response {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  const status = res.statusCode ?? 0;
+  const empty = status === 204 || status === 304;
+  const response = new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+    status,
+    headers,
+  });
+  if (empty) res.resume();
+  return response;
 }
