@@ -35,6 +35,13 @@ const toMember = (r: MemberRow): InboxMembership => ({
 export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAccountStore {
   const A = t('inbox_accounts');
   const M = t('inbox_members');
+  const membershipOf = async (accountId: string, userId: string) => {
+    const r = await db.query(`SELECT * FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
+      accountId,
+      userId,
+    ]);
+    return r.rows[0] ? toMember(r.rows[0]) : null;
+  };
   return {
     async create(account, ownerUserId) {
       const r = await db.query(
@@ -70,19 +77,9 @@ export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAc
       }));
     },
     async roleOf(accountId, userId) {
-      const r = await db.query(`SELECT role FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
-        accountId,
-        userId,
-      ]);
-      return (r.rows[0]?.role as InboxRole | undefined) ?? null;
+      return (await membershipOf(accountId, userId))?.role ?? null;
     },
-    async membershipOf(accountId, userId) {
-      const r = await db.query(`SELECT * FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
-        accountId,
-        userId,
-      ]);
-      return r.rows[0] ? toMember(r.rows[0]) : null;
-    },
+    membershipOf,
     // One statement: the creator's rows are promoted and the others deleted from one snapshot
     // (a concurrent demotion of the creator is waited for, then promoted again).
     async dropGrantsOf(userId) {
