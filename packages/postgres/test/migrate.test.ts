@@ -104,6 +104,13 @@ describe('migrate', () => {
       { user_id: 'added1', added_by: 'creator1' },
       { user_id: 'added2', added_by: 'creator1' },
     ]);
+    // A member written by an older release during a rolling deploy never counts as a creator.
+    await q(
+      `INSERT INTO S.inbox_members (account_id, user_id, role, created_at) VALUES ('a2', 'old', 'member', now())`,
+    );
+    expect((await q(`SELECT added_by FROM S.inbox_members WHERE user_id = 'old'`)).rows).toEqual([
+      { added_by: '' },
+    ]);
   });
 
   it('keeps two schemas in one database apart', async () => {

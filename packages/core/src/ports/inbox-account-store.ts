@@ -14,7 +14,8 @@ export interface InboxMembership {
   userId: string;
   role: InboxRole;
   createdAt: Date;
-  /** The owner who added this member by email; `null` for the user who created the account.
+  /** The owner who added this member by email; `null` for the user who created the account
+   *  (a store may hold `''` for an adder it does not know: treated as added, never as creator).
    *  A member added by email counts only once their address is proven (see `inbox/access.ts`). */
   addedBy: string | null;
 }

@@ -49,7 +49,8 @@ export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAc
            INSERT INTO ${A} (id, address, name, created_at) VALUES ($1, $2, $3, $4)
            ON CONFLICT DO NOTHING RETURNING *
          ), m AS (
-           INSERT INTO ${M} (account_id, user_id, role, created_at) SELECT id, $5, 'owner', created_at FROM a
+           INSERT INTO ${M} (account_id, user_id, role, created_at, added_by)
+           SELECT id, $5, 'owner', created_at, NULL FROM a
          )
          SELECT * FROM a`,
         [account.id, account.address, account.name, account.createdAt, ownerUserId],
