@@ -18,17 +18,28 @@ export const membershipCounts = (
   user: Pick<User, 'emailVerified'> | null,
 ): boolean => m.addedBy === null || user?.emailVerified === true;
 
-/** The user's role in the account when the membership counts (`membershipCounts`); `null` when
- *  not a member, or a member still waiting for a proven address. */
+/** The user's role in the account, and whether the membership still waits for a proven
+ *  address (`membershipCounts`); `null` when not a member. */
+async function membershipState(
+  ctx: PosternContext,
+  accountId: string,
+  userId: string,
+): Promise<{ role: InboxRole; pending: boolean } | null> {
+  const m = await ctx.stores.inboxAccounts.membershipOf(accountId, userId);
+  if (!m) return null;
+  if (m.addedBy === null) return { role: m.role, pending: false };
+  return { role: m.role, pending: !membershipCounts(m, await ctx.stores.users.findById(userId)) };
+}
+
+/** The user's role in the account when the membership counts; `null` when not a member, or a
+ *  member still waiting for a proven address. */
 export async function activeRole(
   ctx: PosternContext,
   accountId: string,
   userId: string,
 ): Promise<InboxRole | null> {
-  const m = await ctx.stores.inboxAccounts.membershipOf(accountId, userId);
-  if (!m) return null;
-  if (m.addedBy === null) return m.role;
-  return membershipCounts(m, await ctx.stores.users.findById(userId)) ? m.role : null;
+  const m = await membershipState(ctx, accountId, userId);
+  return m && !m.pending ? m.role : null;
 }
 
 /** Membership check of every inbox route and library call: unknown id -> 404 `not_found`;
@@ -43,7 +54,8 @@ export async function requireAccount(
 ): Promise<{ account: InboxAccount; role: InboxRole }> {
   const account = await ctx.stores.inboxAccounts.findById(accountId);
   if (!account) throw new PosternError('not_found');
-  const role = await activeRole(ctx, accountId, userId);
+  const m = await membershipState(ctx, accountId, userId);
+  const role = m && !m.pending ? m.role : null;
   if (role === null || (need === 'owner' && role !== 'owner')) {
     logAuthEvent(
       ctx.logger,
@@ -51,7 +63,7 @@ export async function requireAccount(
       {
         event: 'authorization_denied',
         outcome: 'failure',
-        reason: `inbox_${need}_required`,
+        reason: m?.pending ? 'inbox_address_unproven' : `inbox_${need}_required`,
         userId,
         sid: meta.sid,
         accountId,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { directoryFiles, type Mail } from '@postern/core';
 import { memoryFiles } from '@postern/core/memory';
-import { FakeMailProvider } from '@postern/testkit';
+import { FakeMailProvider, recordingLogger } from '@postern/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { received, setup } from './helpers.js';
 
@@ -82,7 +82,8 @@ describe('inbox API: accounts and members', () => {
   });
 
   it('keeps a member added by an unproven address pending: no reads, no replies, no notices, not listed, until proven', async () => {
-    const { t, owner, account } = await world();
+    const { logger, lines } = recordingLogger();
+    const { t, owner, account } = await world({ logger });
     // Someone registered bob@ first and never proved it.
     const bob = await t.user('bob@users.test', { emailVerified: false });
     const added = await t.ph.inbox.addMember(owner.id, account.id, { email: bob.email, role: 'owner' });
@@ -96,6 +97,9 @@ describe('inbox API: accounts and members', () => {
       'forbidden',
     );
     expect(await t.ph.inbox.listAccounts(bob.id)).toEqual([]);
+    expect(
+      lines.filter((l) => l.fields.event === 'authorization_denied').map((l) => l.fields.reason),
+    ).toContain('inbox_address_unproven');
     expect(t.notifier.sent.map((n) => n.notice.userId)).toEqual([owner.id]);
     expect(await t.ph.inbox.listMembers(owner.id, account.id)).toEqual([
       expect.objectContaining({ userId: owner.id, role: 'owner', pending: false }),
