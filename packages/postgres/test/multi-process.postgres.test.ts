@@ -9,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
 import { NO_SERVER_REASON, serverUrl } from './helpers/test-db.js';
 
-// CONTRACT.md 4.2 and issue item 6: two example apps (intake only, WORKERS=0) and three example
-// workers share one database. 1,000 signed webhooks (inbound mail and delivery events, with
-// redeliveries) go to both apps while one worker is killed with SIGKILL. Afterwards every
-// acknowledged webhook has had exactly one effect: none lost, none doubled.
+// At-least-once delivery with exactly one effect, across processes: two example apps (intake
+// only, WORKERS=0) and three example workers share one database. 1,000 signed webhooks (inbound
+// mail and delivery events, with redeliveries) go to both apps while one worker is killed with
+// SIGKILL. Afterwards every acknowledged webhook has had exactly one effect: none lost, none
+// doubled.
 
 const server = await serverUrl();
 const root = fileURLToPath(new URL('../../../', import.meta.url));

@@ -1,5 +1,6 @@
 import type { ThrottleBucket } from '../context.js';
 import { ConfigError } from '../errors.js';
+import { type CookieSessions, resolveCookieSessions } from '../http/refresh-cookie.js';
 import type { PosternOptions } from '../options.js';
 import { wholeOption } from '../util/whole-option.js';
 
@@ -38,6 +39,8 @@ export interface AuthConfig {
   refreshTokenTtlSeconds: number;
   refreshIdleSeconds: number;
   refreshReuseGraceSeconds: number;
+  /** Browser sessions (refresh token in a cookie); null when off. */
+  cookieSessions: CookieSessions | null;
   maxSessionsPerUser: number;
   defaultRoles: string[];
   minScore: number;
@@ -107,6 +110,7 @@ export function resolveAuthConfig(o: PosternOptions): AuthConfig {
       refreshTokenTtlSeconds,
     ),
     refreshReuseGraceSeconds: wholeOption('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
+    cookieSessions: resolveCookieSessions(o.cookieSessions),
     maxSessionsPerUser: wholeOption('maxSessionsPerUser', o.maxSessionsPerUser, 50),
     defaultRoles: [...(o.defaultRoles ?? ['user'])],
     minScore,

@@ -162,7 +162,7 @@ function downloadDeadline(budgetMs: number, leaseEndsAt: number | undefined): nu
   );
 }
 
-/** Consumer of `inbox.mail.webhook.inbound.received` (CONTRACT.md 4.4): account by recipient,
+/** Consumer of `inbox.mail.webhook.inbound.received` (docs/inbox.md): account by recipient,
  *  de-duplication by provider id, threading, body from provider/payload/raw MIME, attachments
  *  best-effort, then one notification per owner/member. A download the provider failed (5xx,
  *  network) has the event retried after that, for the missing attachments only. A retried
@@ -193,7 +193,7 @@ export function createInboundConsumer(ctx: PosternContext, opts: ResolvedInboxOp
     const env = readEnvelope(body);
     const named = recipientsOf(env);
     let account = await matchAccount(ctx, named);
-    // The payload's recipients decide when it names any (CONTRACT.md 4.4): no match finishes
+    // The payload's recipients decide when it names any: no match finishes
     // here, without a provider call that could only turn it into provider_not_found or a retry.
     // Only a payload naming nobody is matched on the fetched mail's headers.
     if (!account && named.some((r) => r.address !== null)) return dropped(event, 'no_account');

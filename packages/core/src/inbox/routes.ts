@@ -42,7 +42,7 @@ const access = {
 /** What every route of an account or thread can answer beyond those of every Bearer route. */
 const errors = ['forbidden', 'not_found'] as const;
 
-/** The inbox API of CONTRACT.md 4.5 (area `inbox`, Bearer, members only). Routes with a body
+/** The inbox API (area `inbox`, Bearer, members only; docs/inbox.md). Routes with a body
  *  check access first: a non-member gets 403 whatever they sent. */
 export function createInboxRoutes(api: InboxApi): RouteDef[] {
   const limitOf = (v: string | null) => {

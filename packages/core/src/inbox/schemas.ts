@@ -41,7 +41,7 @@ export const recordOutboundInput = z.strictObject({
   status: delivery.optional(),
 });
 
-/** Answer shapes of CONTRACT.md 4.5 with every field sent: the OpenAPI document is generated
+/** Answer shapes of the inbox API with every field sent: the OpenAPI document is generated
  *  from these, and the view types (views.ts) are inferred from them, so the two cannot drift. */
 /** An ISO 8601 UTC instant; typed as the format alone (zod's own pattern would fill the document). */
 const instant = z.string().meta({ format: 'date-time' });

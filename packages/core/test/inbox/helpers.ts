@@ -10,7 +10,7 @@ import {
 import { memoryStores } from '@postern/core/memory';
 import { TestClock } from '@postern/testkit';
 
-export const FIXTURES = new URL('../../../../../shared/fixtures/', import.meta.url);
+export const FIXTURES = new URL('../fixtures/', import.meta.url);
 
 export function fixture(path: string): string {
   return readFileSync(new URL(path, FIXTURES), 'utf8');

@@ -105,7 +105,7 @@ interface ThreadListBody {
   nextCursor: string | null;
 }
 
-/** Inbox API (CONTRACT.md 4.5) and the consumers behind the webhook (4.3, 4.4), end to end. */
+/** Inbox API and the consumers behind the webhook (delivery events, inbound mail), end to end. */
 export function inboxScenarios(env: HttpEnv): void {
   describe('inbox API', () => {
     let ctx: HttpContext;

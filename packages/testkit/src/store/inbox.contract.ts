@@ -82,7 +82,7 @@ function mailEvent(providerMessageId: string | null, at: Date, over: Partial<Mai
   };
 }
 
-/** Storage-port contract of the inbox area (CONTRACT.md 4.3 to 4.5). */
+/** Storage-port contract of the inbox area (accounts, threads, messages, delivery events). */
 export function inboxStoreContract(setup: StoreSetup): void {
   describe('inbox accounts', () => {
     it('create makes the caller owner and refuses a taken address, also under a race', async () => {
