@@ -621,7 +621,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Members of an inbox account, with those waiting for a proven address as pending (owners only) */
+        get: operations["getInboxAccountsIdMembers"];
         put?: never;
         /** Add a registered user to an inbox account, or change their role (owners only) */
         post: operations["postInboxAccountsIdMembers"];
@@ -1967,6 +1968,37 @@ export interface operations {
             };
         };
     };
+    getInboxAccountsIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the members */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        members: {
+                            accountId: string;
+                            userId: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "owner" | "member";
+                            pending: boolean;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     postInboxAccountsIdMembers: {
         parameters: {
             query?: never;
@@ -2000,6 +2032,7 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            pending: boolean;
                         };
                     };
                 };
@@ -2017,6 +2050,7 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            pending: boolean;
                         };
                     };
                 };
