@@ -68,6 +68,8 @@ export type ThrottleBucket =
   | 'webauthn:ip'
   | 'member:user'
   | 'member:ip'
+  | 'inbox-account:user'
+  | 'reply:user'
   | 'refresh:session';
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */

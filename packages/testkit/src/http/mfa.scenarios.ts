@@ -5,7 +5,7 @@ import type { TestClock } from '../test-clock.js';
 import { APP_ORIGIN, fromPage, refreshCookieOf } from './browser.scenarios.js';
 import { expectProblem } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
-import { expectJson, freshEmail, signUp, signUpAndLogIn } from './session.js';
+import { expectJson, freshEmail, proveEmail, signUp, signUpAndLogIn } from './session.js';
 import { SoftAuthenticator } from './soft-authenticator.js';
 
 const ORIGIN = 'https://postern.test';
@@ -933,6 +933,90 @@ export function mfaScenarios(env: HttpEnv): void {
         });
         expect(r.status).toBe(204);
         await expectPendingDead(ctx, p, secret);
+      });
+
+      it('pre-hijacking: a reset that proves a never-proven address clears the factors, passkeys, recovery codes and inbox grants set up before it', async () => {
+        // The attacker signs up with the victim's address (never proven) and sets the account up.
+        const attacker = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, attacker);
+        await enrolPasskey(ctx, attacker);
+        const inbox = await expectJson<{ id: string }>(
+          await ctx.request('/inbox/accounts', {
+            bearer: attacker.access,
+            json: { address: `victim-desk-${randomUUID()}@acme.test`, name: 'Desk' },
+          }),
+          201,
+        );
+        const accomplice = await signUpAndLogIn(ctx, { email: freshEmail('accomplice') });
+        await proveEmail(ctx, accomplice.email, accomplice.accessToken);
+        await expectJson(
+          await ctx.request(`/inbox/accounts/${inbox.id}/members`, {
+            bearer: attacker.access,
+            json: { email: accomplice.email, role: 'owner' },
+          }),
+          201,
+        );
+        await expectJson(
+          await ctx.request(`/inbox/accounts/${inbox.id}/threads`, { bearer: accomplice.accessToken }),
+          200,
+        );
+        const oldPending = await pendingLogin(ctx, attacker);
+
+        // The victim cannot sign up, so takes the account back through the mailbox.
+        await expectProblem(
+          await ctx.request('/auth/signup', {
+            json: { email: attacker.email, password: 'Saffron-Glacier-Pebble-3317', name: 'Victim' },
+          }),
+          409,
+          'email_taken',
+        );
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: attacker.email } }), 202);
+        const resetMail = await ctx.mail.waitFor(attacker.email, (m) => /reset code/i.test(m.subject));
+        const code = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
+        const password = 'Saffron-Glacier-Pebble-3317';
+        expect((await ctx.request('/auth/forgot-reset', { json: { code, password } })).status).toBe(204);
+
+        // The victim's login asks for no factor of the attacker's; nothing of theirs is left.
+        const session = await expectJson<{ accessToken?: string; mfaRequired?: boolean }>(
+          await login(ctx, { ...attacker, password }),
+          200,
+        );
+        expect(session.mfaRequired).toBeUndefined();
+        const victim = { ...attacker, password, access: session.accessToken! };
+        const profile = await expectJson<{
+          user: { emailVerified: boolean; mfa: { enabled: boolean; methods: string[] } };
+        }>(await ctx.request('/auth/me', { bearer: victim.access }), 200);
+        expect(profile.user).toMatchObject({ emailVerified: true, mfa: { enabled: false, methods: [] } });
+        await expectPendingDead(ctx, oldPending, secret);
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: attacker.email, password: attacker.password } }),
+          401,
+          'invalid_credentials',
+        );
+        await expectProblem(
+          await ctx.request(`/inbox/accounts/${inbox.id}/threads`, { bearer: accomplice.accessToken }),
+          403,
+          'forbidden',
+        );
+        const members = await expectJson<{ members: Array<{ email: string; role: string }> }>(
+          await ctx.request(`/inbox/accounts/${inbox.id}/members`, { bearer: victim.access }),
+          200,
+        );
+        expect(members.members).toEqual([expect.objectContaining({ email: attacker.email, role: 'owner' })]);
+
+        // The victim's own set-up afterwards is theirs: a reset of a proven address clears nothing.
+        await enrolTotp(ctx, victim);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: victim.email } }), 202);
+        const again = await ctx.mail.waitFor(
+          victim.email,
+          (m) => /reset code/i.test(m.subject) && m !== resetMail,
+        );
+        const code2 = /Reset code: (\S+)/.exec(again.text)![1]!;
+        const password2 = 'Juniper-Harbor-Quill-5521';
+        expect(
+          (await ctx.request('/auth/forgot-reset', { json: { code: code2, password: password2 } })).status,
+        ).toBe(204);
+        expect((await pendingLogin(ctx, { ...victim, password: password2 })).methods).toContain('totp');
       });
 
       it('a password change kills the pending logins of that user', async () => {
