@@ -10,8 +10,8 @@ import type {
   PublishResult,
 } from '../ports/outbox-store.js';
 
-/** Finished events kept at most by default: about 100 MB at 1 KB per delivery event. */
-export const DEFAULT_MAX_FINISHED_EVENTS = 100_000;
+/** Finished events kept at most by default: about 50 MB at 1 KB per delivery event. */
+export const DEFAULT_MAX_FINISHED_EVENTS = 50_000;
 
 const copy = (e: OutboxEvent): OutboxEvent => ({ ...e });
 
@@ -23,17 +23,22 @@ export interface MemoryOutboxOptions {
   logger?: Logger;
 }
 
-/** In-memory outbox: events by id in a Map (publish order), dedupe keys in another, and the
- *  ids of pending and of finished events in two Sets, so claims read only pending events and the
- *  cap drops the oldest finished first. Every method reads and writes without an `await` in
- *  between, so each is atomic on the one event loop. */
+/** In-memory outbox: events by id in a Map, dedupe keys in another, and the ids of pending
+ *  and of finished events in Sets, so claims read only pending events and the cap drops the
+ *  oldest finished first. Every method reads and writes without an `await` in between, so each
+ *  is atomic on the one event loop. */
 export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
   const maxFinished = opts.maxFinished ?? DEFAULT_MAX_FINISHED_EVENTS;
   const events = new Map<string, OutboxEvent>();
   /** Dedupe key -> id of the event that holds it. */
   const byKey = new Map<string, string>();
-  /** Ids of events that are pending (waiting or leased). */
-  const pending = new Set<string>();
+  /** Pending events due from when they were published or replayed, in that order: as
+   *  `availableAt` is the clock at that moment, the order they fell due in. A claim reads from
+   *  the front and stops once it has enough, so a backlog does not make each claim read it all
+   *  (a full scan per claim made a worker behind by 20,000 events fall further behind). */
+  const ready = new Set<string>();
+  /** Pending events a retry put off: few, and read whole by every claim. */
+  const delayed = new Set<string>();
   /** Ids of done and dead events, in the order they finished: the oldest is dropped first. */
   const finished = new Set<string>();
   /** Whether the cap dropped an event since it last had room (one warning per spell). */
@@ -85,7 +90,8 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
     e.finishedAt = now;
     e.lockedBy = null;
     e.lockedUntil = null;
-    pending.delete(e.id);
+    ready.delete(e.id);
+    delayed.delete(e.id);
     finished.add(e.id);
     trim();
   };
@@ -113,7 +119,7 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
         finishedAt: null,
       });
       if (input.dedupeKey !== undefined) byKey.set(input.dedupeKey, id);
-      pending.add(id);
+      ready.add(id);
       wake();
       return { id, created: true };
     },
@@ -122,12 +128,18 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
       if (limit <= 0 || names.length === 0) return [];
       const wanted = new Set(names);
       const t = now.getTime();
+      const isDue = (e: OutboxEvent) =>
+        wanted.has(e.name) &&
+        e.availableAt.getTime() <= t &&
+        (e.lockedUntil === null || e.lockedUntil.getTime() <= t);
       const due: OutboxEvent[] = [];
-      for (const id of pending) {
+      for (const id of ready) {
         const e = events.get(id)!;
-        if (!wanted.has(e.name) || e.availableAt.getTime() > t) continue;
-        if (e.lockedUntil !== null && e.lockedUntil.getTime() > t) continue;
-        due.push(e);
+        if (isDue(e) && due.push(e) === limit) break;
+      }
+      for (const id of delayed) {
+        const e = events.get(id)!;
+        if (isDue(e)) due.push(e);
       }
       due.sort(
         (a, b) =>
@@ -156,6 +168,8 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
       e.availableAt = availableAt;
       e.lockedBy = null;
       e.lockedUntil = null;
+      ready.delete(id);
+      delayed.add(id);
       return true;
     },
 
@@ -189,13 +203,13 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
       e.availableAt = now;
       e.finishedAt = null;
       finished.delete(id);
-      pending.add(id);
+      ready.add(id);
       wake();
       return true;
     },
 
     async stats(): Promise<OutboxStats> {
-      const s: OutboxStats = { pending: pending.size, done: 0, dead: 0 };
+      const s: OutboxStats = { pending: ready.size + delayed.size, done: 0, dead: 0 };
       for (const id of finished) s[events.get(id)!.status as 'done' | 'dead'] += 1;
       return s;
     },
