@@ -16,6 +16,7 @@ import type { InboxStores } from '../ports/inbox-stores.js';
 import type { InboxThread, InboxThreadStore, ThreadCursor } from '../ports/inbox-thread-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
+import { capWarning } from './cap-warning.js';
 import type { MemoryStoresOptions } from './index.js';
 
 // Every method below reads and writes without an `await` in between: atomic on one event loop.
@@ -257,17 +258,11 @@ export const DEFAULT_MAX_MAIL_EVENTS = 50_000;
 export function memoryMailEventStore(opts: { max?: number; logger?: Logger } = {}): MailEventStore {
   const max = opts.max ?? DEFAULT_MAX_MAIL_EVENTS;
   const events = new Map<string, MailEvent>();
-  let dropping = false;
+  const full = capWarning(opts.logger, 'mail_events', max, 'in-memory mail events full: dropping the oldest');
 
   const trim = () => {
     if (events.size <= max) return;
-    if (!dropping) {
-      dropping = true;
-      opts.logger?.warn(
-        { event: 'memory_store_cap', store: 'mail_events', kept: max },
-        'in-memory mail events full: dropping the oldest',
-      );
-    }
+    full.dropping();
     for (const id of events.keys()) {
       if (events.size <= max) break;
       events.delete(id);
@@ -307,7 +302,7 @@ export function memoryMailEventStore(opts: { max?: number; logger?: Logger } = {
         events.delete(id);
         n += 1;
       }
-      if (events.size < max) dropping = false;
+      if (events.size < max) full.room();
       return n;
     },
   };

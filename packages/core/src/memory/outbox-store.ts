@@ -9,6 +9,7 @@ import type {
   OutboxStore,
   PublishResult,
 } from '../ports/outbox-store.js';
+import { capWarning } from './cap-warning.js';
 
 /** Finished events kept at most by default: about 50 MB at 1 KB per delivery event. */
 export const DEFAULT_MAX_FINISHED_EVENTS = 50_000;
@@ -41,8 +42,12 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
   const delayed = new Set<string>();
   /** Ids of done and dead events, in the order they finished: the oldest is dropped first. */
   const finished = new Set<string>();
-  /** Whether the cap dropped an event since it last had room (one warning per spell). */
-  let dropping = false;
+  const full = capWarning(
+    opts.logger,
+    'outbox',
+    maxFinished,
+    'in-memory outbox full: dropping the oldest finished events and their dedupe keys',
+  );
   const listeners = new Set<() => void>();
 
   const wake = () => {
@@ -63,13 +68,7 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
   /** Keeps the finished events within the cap, oldest first. */
   const trim = () => {
     if (finished.size <= maxFinished) return;
-    if (!dropping) {
-      dropping = true;
-      opts.logger?.warn(
-        { event: 'memory_store_cap', store: 'outbox', kept: maxFinished },
-        'in-memory outbox full: dropping the oldest finished events and their dedupe keys',
-      );
-    }
+    full.dropping();
     for (const id of finished) {
       if (finished.size <= maxFinished) break;
       remove(id);
@@ -223,7 +222,7 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
         remove(id);
         n += 1;
       }
-      if (finished.size < maxFinished) dropping = false;
+      if (finished.size < maxFinished) full.room();
       return n;
     },
 

@@ -35,6 +35,13 @@ describe('in-memory outbox cap', () => {
     expect(warnings()).toEqual([
       expect.objectContaining({ event: 'memory_store_cap', store: 'outbox', kept: 3 }),
     ]);
+    // Once a purge made room, the next drop warns again.
+    expect(await outbox.purge(clock.now())).toBe(3);
+    for (let i = 0; i < 4; i++) await outbox.publish({ name: 'n', payload: `q${i}` }, clock.now());
+    for (const e of await outbox.claim({ names: ['n'], limit: 10, now: clock.now(), ...LEASE })) {
+      await outbox.complete(e.id, { workerId: 'w', attempt: e.attempts }, null, clock.now());
+    }
+    expect(warnings()).toHaveLength(2);
   });
 
   it('never drops a pending event, however many wait', async () => {
