@@ -270,7 +270,10 @@ export function createOutbox(
         const now = clock.now().getTime();
         if (now - lastPurge >= PURGE_EVERY_MS) {
           lastPurge = now;
-          await purge();
+          // A purge that fails (the store away) is tried again in an hour; claims go on.
+          await purge().catch((err: unknown) =>
+            logger.warn({ event: 'outbox_purge_failed', err: describeError(err) }, 'outbox purge failed'),
+          );
         }
         // A wake-up while claiming sets `pumpAgain`; checked right before giving up the turn.
         do {
