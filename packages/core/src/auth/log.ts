@@ -35,7 +35,7 @@ export interface AuthEvent {
   [field: string]: unknown;
 }
 
-/** One security event (SECURITY.md Logging): constant message, user input only in fields,
+/** One security event (docs/auth.md, Logging): constant message, user input only in fields,
  *  never a password, code or token. The logger adds the time. */
 export function logAuthEvent(
   logger: Logger,

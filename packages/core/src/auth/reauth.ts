@@ -5,7 +5,7 @@ import type { User } from '../ports/user-store.js';
 import { userOf } from './account.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 
-/** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
+/** A login at most this old counts as fresh authentication (10 minutes). */
 export const REAUTH_WINDOW_SECONDS = 600;
 
 /** Guards a sensitive change (MFA factors, sessions): passes when the session's login

@@ -51,8 +51,9 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
 }
 
 /** Webhook intake: signed routes that publish the raw body to the outbox. Order of work
- *  (CONTRACT.md 4): body read under the limit (neutral layer) -> secret configured (503) ->
- *  signature over the raw bytes (401) -> nesting depth, then JSON object (400) -> route -> publish -> 202. An
+ *  (docs/webhooks.md): body read under the limit (neutral layer) -> secret configured (503) ->
+ *  signature over the raw bytes (401) -> nesting depth, then JSON object (400) -> route ->
+ *  publish -> 202. An
  *  unverified body is never parsed or logged; nothing is published for a refused request. */
 export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteDef[] {
   const { toleranceSeconds, prefixes } = resolveOptions(ctx.options.webhook);
