@@ -171,13 +171,13 @@ ${series}
 
 ${verdict.map((l) => `- ${l}`).join('\n')}
 
-Memory rises until the in-memory stores reach their caps (50,000 finished outbox events and
-50,000 mail events by default, about 85 MB of heap, see \`docs/inbox.md\` "What a webhook
+Memory rises until the in-memory stores reach their caps (20,000 finished outbox events and
+20,000 mail events by default, about 35 MB of heap, see \`docs/inbox.md\` "What a webhook
 costs"), then stays flat: each new event pushes the oldest finished one out. The example starts
 Node with \`--max-old-space-size=384\`: left to its defaults on a machine with plenty of RAM, V8
-lets the heap grow to about four times what is live before a full collection, so the same run
-saw RSS swing between 290 and 570 MiB every 30 s (flat on average, but over 512 MiB at the
-peaks); a smaller heap limit makes it collect sooner.
+lets the heap grow to about four times what is live before a full collection, and RSS then
+swings between about 220 and 450 MiB every 25 s (a sawtooth around a level that no longer
+rises); a smaller heap limit makes it collect sooner.
 `,
   );
 }

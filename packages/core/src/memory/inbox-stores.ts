@@ -274,8 +274,8 @@ export function memoryInboxAttachmentStore(): InboxAttachmentStore {
   };
 }
 
-/** Mail events kept at most by default: about 35 MB at 0.7 KB each. */
-export const DEFAULT_MAX_MAIL_EVENTS = 50_000;
+/** Mail events kept at most by default: about 14 MB at 0.7 KB each. */
+export const DEFAULT_MAX_MAIL_EVENTS = 20_000;
 
 /** Mail events by id, in the order they were recorded. At most `max` are kept: past it the
  *  oldest goes (one still waiting for its message too: that message, if it ever comes, then

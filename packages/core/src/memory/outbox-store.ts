@@ -11,8 +11,8 @@ import type {
 } from '../ports/outbox-store.js';
 import { capWarning } from './cap-warning.js';
 
-/** Finished events kept at most by default: about 50 MB at 1 KB per delivery event. */
-export const DEFAULT_MAX_FINISHED_EVENTS = 50_000;
+/** Finished events kept at most by default: about 20 MB at 1 KB per delivery event. */
+export const DEFAULT_MAX_FINISHED_EVENTS = 20_000;
 
 const copy = (e: OutboxEvent): OutboxEvent => ({ ...e });
 
