@@ -170,6 +170,8 @@ const GROUPS: { [G in keyof PosternOptions]?: Record<string, true> } = {
     canCreateAccount: true,
     notificationLeaseMs: true,
     attachmentBudgetMs: true,
+    unmatchedEventRetentionMs: true,
+    mailEventRetentionMs: true,
   } satisfies Keys<PosternOptions['inbox']>,
 };
 

@@ -31,7 +31,7 @@ export function createPostern(options: PosternOptions) {
   if (unknown.length > 0) throw new ConfigError(`createPostern: unknown option(s) ${unknown.join(', ')}`);
   const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
-  const stores = options.stores ?? memoryStores({ clock });
+  const stores = options.stores ?? memoryStores({ clock, logger });
   const ctx = {
     options,
     stores,

@@ -5,6 +5,12 @@ import { foldedText } from '../util/text.js';
 
 let factory: ZxcvbnFactory | undefined;
 
+/** Characters scored in all, over every spelling: what one check of an ASCII password reads.
+ *  A check's time grows faster than its length (64 characters cost about three times 32), so
+ *  a password with three spellings scored whole cost three full checks, half a second on the
+ *  event loop for 128 mixed-script characters; shared out, it costs no more than one. */
+export const MAX_SCORED_CHARS = 64;
+
 // Built on first use: loading the dictionaries takes ~0.3 s. Without them common passwords pass.
 // Levenshtein matching stays off and maxLength / l33tMaxSubstitutions bound the CPU of one check
 // (otherwise a 128-character random password takes seconds on the event loop).
@@ -13,7 +19,7 @@ function zxcvbn(): ZxcvbnFactory {
     dictionary: { ...common.dictionary, ...en.dictionary },
     graphs: common.adjacencyGraphs,
     translations: en.translations,
-    maxLength: 64,
+    maxLength: MAX_SCORED_CHARS,
     l33tMaxSubstitutions: 10,
   });
   return factory;
@@ -40,25 +46,31 @@ const map = (s: string, table: Record<string, string>) => [...s].map((c) => tabl
 
 /** The spellings of one password a guesser tries as one: as typed; NFKC (full-width and
  *  mathematical letters, ligatures) without invisible characters; look-alike letters as Latin;
- *  Russian keyboard input as its QWERTY keys. An ASCII password has only the first. */
-function spellings(password: string): string[] {
+ *  Russian keyboard input as its QWERTY keys. An ASCII password has only the first. Each is
+ *  cut to its share of `MAX_SCORED_CHARS` (a prefix, as zxcvbn's own `maxLength` cuts): an
+ *  ASCII password is scored on its first 64 characters, as always; one with three spellings
+ *  on the first 21 of each, which is where a disguised common password shows anyway. */
+export function scoredSpellings(password: string): string[] {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is the range tested
-  if (/^[\u0000-\u007f]*$/.test(password)) return [password];
+  if (/^[\u0000-\u007f]*$/.test(password)) return [password.slice(0, MAX_SCORED_CHARS)];
   const folded = foldedText(password);
   const out = new Set([password, folded, map(folded, LOOKALIKE)]);
   if (/[\u0400-\u04ff]/u.test(folded)) out.add(map(folded, QWERTY_OF_RUSSIAN));
-  return [...out].filter((s) => s.length > 0);
+  const list = [...out].filter((s) => s.length > 0);
+  const share = Math.floor(MAX_SCORED_CHARS / list.length);
+  // By code points, so a cut never splits a surrogate pair (an emoji).
+  return [...new Set(list.map((s) => [...s].slice(0, share).join('')))];
 }
 
 /** zxcvbn-ts score (0-4) of `password`, with `context` (email, name, hosts) as known words: the
- *  lowest over its spellings (above), so `ｐａｓｓｗｏｒｄ１２３` scores as `password123`. An
- *  ASCII password costs one check, as before; a score of 0 ends the search. */
+ *  lowest over its spellings (above), so `ｐａｓｓｗｏｒｄ１２３` scores as `password123`. All
+ *  spellings together cost at most one check of 64 characters; a score of 0 ends the search. */
 export function passwordScore(
   password: string,
   context: string[],
 ): { score: number; warning: string | null } {
   let worst: { score: number; warning: string | null } | null = null;
-  for (const s of spellings(password)) {
+  for (const s of scoredSpellings(password)) {
     const r = zxcvbn().check(s, context);
     if (worst === null || r.score < worst.score) worst = { score: r.score, warning: r.feedback.warning };
     if (worst.score === 0) break;

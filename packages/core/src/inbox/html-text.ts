@@ -1,15 +1,18 @@
 import { decodeHTML } from 'entities';
-import { convert } from 'html-to-text';
+import { convertOffThread } from './html-convert-worker.js';
 
-/** Largest HTML read for its text; beyond it only the first part is. */
-const MAX_HTML = 2 * 1024 * 1024;
+/** Largest HTML read for its text; beyond it only the first part is. The strip below runs on
+ *  the event loop, about 0.1 s per MiB of the dearest shapes. */
+const MAX_HTML = 1024 * 1024;
 /** html-to-text's time grows faster than its input with deep nesting (seconds for 100,000
- *  nested tags in 300 KiB, minutes beyond) and runs on the event loop. It gets HTML up to this
- *  size and nesting depth, which real mail stays far below (Gmail clips at 102 KB): about
- *  0.3 s for the dearest shape measured (256 KiB of unclosed <p>). Anything else gets a
- *  one-pass tag strip. */
+ *  nested tags in 300 KiB, minutes beyond). It gets HTML up to this size and nesting depth,
+ *  which real mail stays far below (Gmail clips at 102 KB), on a worker thread with a time
+ *  budget. Anything else gets a one-pass tag strip. */
 const CONVERT_MAX = 256 * 1024;
 const CONVERT_MAX_DEPTH = 100;
+/** Time html-to-text gets for one mail (a normal one takes 10-20 ms); past it the worker is
+ *  ended and the mail gets the strip. */
+export const CONVERT_BUDGET_MS = 2000;
 
 /** Elements that never have an end tag, so they do not nest. */
 const VOID = /^(?:area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr|!|\?)$/i;
@@ -166,23 +169,31 @@ function stripTags(html: string): string {
     .trim();
 }
 
-/** A plain-text rendering of an HTML body (links kept as text, images dropped), in time
- *  linear in its size whatever its shape. Never throws. */
-export function htmlToText(html: string): string {
+/** The first `MAX_HTML` characters, without a tag the cut left open (`</di` is no text). */
+function headOf(html: string): string {
+  if (html.length <= MAX_HTML) return html;
   const head = html.slice(0, MAX_HTML);
+  const lt = head.lastIndexOf('<');
+  return lt > head.lastIndexOf('>') ? head.slice(0, lt) : head;
+}
+
+/** A plain-text rendering of an HTML body (links kept as text, images dropped, quoting cut
+ *  off after a few levels), never longer than the HTML it was read from. html-to-text runs
+ *  on a worker thread within `timeoutMs`; HTML too large or too deep for it, or a conversion
+ *  that fails or runs over, gets the one-pass strip (linear in its size, on this thread).
+ *  Never throws. */
+export async function htmlToText(html: string, opts: { timeoutMs?: number } = {}): Promise<string> {
+  const head = headOf(html);
   try {
     if (head.length <= CONVERT_MAX && !nestsDeeperThan(head, CONVERT_MAX_DEPTH)) {
-      return convert(head, {
-        wordwrap: false,
-        selectors: [
-          { selector: 'img', format: 'skip' },
-          { selector: 'a', options: { hideLinkIfSameAsText: true } },
-        ],
-      }).trim();
+      const text = await convertOffThread(head, {
+        maxLength: head.length,
+        timeoutMs: opts.timeoutMs ?? CONVERT_BUDGET_MS,
+      });
+      if (text !== null) return text.slice(0, head.length);
     }
   } catch {
-    // html-to-text gave up (a stack overflow on a shape the depth check did not see): the
-    // strip still gives the text.
+    // A shape the depth check did not foresee: the strip still gives the text.
   }
   try {
     return stripTags(head);

@@ -262,7 +262,7 @@ export async function loadInboundMail(
     }
   }
   // A text body is always stored: derived from the HTML when the mail has none.
-  if (!mail.text.trim() && mail.html) mail.text = htmlToText(mail.html);
+  if (!mail.text.trim() && mail.html) mail.text = await htmlToText(mail.html);
   mail.subject = headerSafe(mail.subject, MAX_SUBJECT);
   const id = mail.messageId ? bareId(mail.messageId) : null;
   mail.messageId = id;

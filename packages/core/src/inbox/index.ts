@@ -1,7 +1,7 @@
 import type { PosternContext } from '../context.js';
 import type { RouteDef } from '../http/types.js';
 import { memoryFiles } from '../memory/files.js';
-import { createOutbox } from '../outbox/index.js';
+import { createOutbox, purgeInBatches } from '../outbox/index.js';
 import { EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
 import { createWebhookRoutes } from '../webhook/index.js';
 import { createInboxApi } from './api.js';
@@ -18,7 +18,16 @@ export function createInboxArea(ctx: PosternContext) {
   ctx.files = ctx.options.files ?? memoryFiles();
   ctx.notifier = ctx.options.notifier ?? mailNotifier(ctx.mailer);
 
-  const outbox = createOutbox(ctx);
+  // Delivery events are purged with the outbox's done events, by the same workers.
+  const purgeMailEvents = () => {
+    const now = ctx.clock.now().getTime();
+    const cut = {
+      unmatchedBefore: new Date(now - opts.unmatchedEventRetentionMs),
+      appliedBefore: new Date(now - opts.mailEventRetentionMs),
+    };
+    return purgeInBatches((limit) => ctx.stores.mailEvents.purge(cut, limit));
+  };
+  const outbox = createOutbox(ctx, { retention: [purgeMailEvents] });
   const consumers = {
     /** `inbox.mail.webhook.event.received`: delivery/engagement events. */
     delivery: createDeliveryConsumer(ctx),

@@ -21,6 +21,12 @@ export interface InboxOptions {
    *  leaves the rest to a retry, ms. Default 2 min: under the outbox's 5-minute lease, so a
    *  provider that hangs on every download cannot hold a worker for the whole message. */
   attachmentBudgetMs?: number;
+  /** How long a delivery event whose message is not known is kept waiting for it, ms (from
+   *  when it was recorded). Default 7 days; then the workers delete it. */
+  unmatchedEventRetentionMs?: number;
+  /** How long an applied delivery event is kept for the record, ms (its effect stays on the
+   *  message). Default 90 days; then the workers delete it. */
+  mailEventRetentionMs?: number;
 }
 
 export interface ResolvedInboxOptions {
@@ -30,6 +36,8 @@ export interface ResolvedInboxOptions {
   canCreateAccount: NonNullable<InboxOptions['canCreateAccount']>;
   notificationLeaseMs: number;
   attachmentBudgetMs: number;
+  unmatchedEventRetentionMs: number;
+  mailEventRetentionMs: number;
 }
 
 const DAY = 86_400_000;
@@ -48,6 +56,12 @@ export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions 
     canCreateAccount: o.canCreateAccount ?? (() => true),
     notificationLeaseMs: wholeOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
     attachmentBudgetMs: wholeOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
+    unmatchedEventRetentionMs: wholeOption(
+      'inbox.unmatchedEventRetentionMs',
+      o.unmatchedEventRetentionMs,
+      7 * DAY,
+    ),
+    mailEventRetentionMs: wholeOption('inbox.mailEventRetentionMs', o.mailEventRetentionMs, 90 * DAY),
   };
 }
 

@@ -14,7 +14,9 @@ import {
 import type { InboxNotificationStore } from '../ports/inbox-notification-store.js';
 import type { InboxStores } from '../ports/inbox-stores.js';
 import type { InboxThread, InboxThreadStore, ThreadCursor } from '../ports/inbox-thread-store.js';
+import type { Logger } from '../ports/logger.js';
 import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
+import { capWarning } from './cap-warning.js';
 import type { MemoryStoresOptions } from './index.js';
 
 // Every method below reads and writes without an `await` in between: atomic on one event loop.
@@ -272,14 +274,32 @@ export function memoryInboxAttachmentStore(): InboxAttachmentStore {
   };
 }
 
-export function memoryMailEventStore(): MailEventStore {
+/** Mail events kept at most by default: about 14 MB at 0.7 KB each. */
+export const DEFAULT_MAX_MAIL_EVENTS = 20_000;
+
+/** Mail events by id, in the order they were recorded. At most `max` are kept: past it the
+ *  oldest goes (one still waiting for its message too: that message, if it ever comes, then
+ *  misses the update), with one warning per spell of dropping. */
+export function memoryMailEventStore(opts: { max?: number; logger?: Logger } = {}): MailEventStore {
+  const max = opts.max ?? DEFAULT_MAX_MAIL_EVENTS;
   const events = new Map<string, MailEvent>();
+  const full = capWarning(opts.logger, 'mail_events', max, 'in-memory mail events full: dropping the oldest');
+
+  const trim = () => {
+    if (events.size <= max) return;
+    full.dropping();
+    for (const id of events.keys()) {
+      if (events.size <= max) break;
+      events.delete(id);
+    }
+  };
 
   return {
     async record(event) {
       const existing = events.get(event.id);
       if (existing) return { event: copy(existing), created: false };
       events.set(event.id, copy(event));
+      trim();
       return { event: copy(event), created: true };
     },
     async findById(id) {
@@ -297,6 +317,18 @@ export function memoryMailEventStore(): MailEventStore {
       if (!e || e.appliedAt !== null) return false;
       e.appliedAt = new Date(at);
       return true;
+    },
+    async purge({ unmatchedBefore, appliedBefore }, limit = Number.POSITIVE_INFINITY) {
+      let n = 0;
+      for (const [id, e] of events) {
+        if (n >= limit) break;
+        const cut = e.appliedAt === null ? unmatchedBefore : appliedBefore;
+        if (e.recordedAt.getTime() >= cut.getTime()) continue;
+        events.delete(id);
+        n += 1;
+      }
+      if (events.size < max) full.room();
+      return n;
     },
   };
 }
@@ -321,13 +353,13 @@ export function memoryInboxNotificationStore(): InboxNotificationStore {
   };
 }
 
-export function memoryInboxStores(_opts: Required<MemoryStoresOptions>): InboxStores {
+export function memoryInboxStores(opts: Required<MemoryStoresOptions>): InboxStores {
   return {
     inboxAccounts: memoryInboxAccountStore(),
     inboxThreads: memoryInboxThreadStore(),
     inboxMessages: memoryInboxMessageStore(),
     inboxAttachments: memoryInboxAttachmentStore(),
-    mailEvents: memoryMailEventStore(),
+    mailEvents: memoryMailEventStore({ max: opts.maxMailEvents, logger: opts.logger }),
     inboxNotifications: memoryInboxNotificationStore(),
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '../ports/logger.js';
 import type {
   ClaimOptions,
   NewOutboxEvent,
@@ -8,50 +9,46 @@ import type {
   OutboxStore,
   PublishResult,
 } from '../ports/outbox-store.js';
-import { dedupeIndex } from './dedupe-index.js';
+import { capWarning } from './cap-warning.js';
+
+/** Finished events kept at most by default: about 20 MB at 1 KB per delivery event. */
+export const DEFAULT_MAX_FINISHED_EVENTS = 20_000;
 
 const copy = (e: OutboxEvent): OutboxEvent => ({ ...e });
 
-/** Ids look like Postgres's (UUID v4 shape) but carry the event's slot: a random 24-hex-digit
- *  prefix per store and a 12-hex-digit sequence. Finding an event by id is then an array index,
- *  not a lookup in a hash map of every event: at 100,000 events a Map insert costs about as much
- *  as the whole signature check, and the intake path would pay it on every webhook. */
-function idScheme() {
-  const prefix = randomUUID().slice(0, 24);
-  const SEQ_DIGITS = 12;
-  return {
-    idOf: (seq: number) => prefix + seq.toString(16).padStart(SEQ_DIGITS, '0'),
-    /** The sequence an id of this store names; -1 for any other string. */
-    seqOf: (id: string) => {
-      if (id.length !== 36 || !id.startsWith(prefix)) return -1;
-      const tail = id.slice(24);
-      return /^[0-9a-f]{12}$/.test(tail) ? Number.parseInt(tail, 16) : -1;
-    },
-  };
+export interface MemoryOutboxOptions {
+  /** Finished (`done` or `dead`) events kept at most; past it the oldest finished is dropped
+   *  with its dedupe key. Pending events are never dropped. */
+  maxFinished?: number;
+  /** Where the warning goes when the cap starts to drop events. */
+  logger?: Logger;
 }
 
-/** In-memory outbox. Every method reads and writes without an `await` in between, so each is
- *  atomic on the one event loop. Events sit in an array in publish order (`slots[seq - base]`,
- *  a hole once purged); pending ones are also queued apart so claims never scan finished events.
- *  The queue is an array (cheap on the publish path) that claims compact. */
-export function memoryOutboxStore(): OutboxStore {
-  const { idOf, seqOf } = idScheme();
-  let slots: (OutboxEvent | undefined)[] = [];
-  /** Sequence of `slots[0]`. */
-  let base = 0;
-  /** Events older than `base` that outlived a compaction (dead, pending, or not yet purgeable). */
-  const older = new Map<number, OutboxEvent>();
-  /** Sequences of events that may be pending (finished ones are dropped at the next claim). */
-  let queue: number[] = [];
+/** In-memory outbox: events by id in a Map, dedupe keys in another, and the ids of pending
+ *  and of finished events in Sets, so claims read only pending events and the cap drops the
+ *  oldest finished first. Every method reads and writes without an `await` in between, so each
+ *  is atomic on the one event loop. */
+export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
+  const maxFinished = opts.maxFinished ?? DEFAULT_MAX_FINISHED_EVENTS;
+  const events = new Map<string, OutboxEvent>();
+  /** Dedupe key -> id of the event that holds it. */
+  const byKey = new Map<string, string>();
+  /** Pending events due from when they were published or replayed, in that order: as
+   *  `availableAt` is the clock at that moment, the order they fell due in. A claim reads from
+   *  the front and stops once it has enough, so a backlog does not make each claim read it all
+   *  (a full scan per claim made a worker behind by 20,000 events fall further behind). */
+  const ready = new Set<string>();
+  /** Pending events a retry put off: few, and read whole by every claim. */
+  const delayed = new Set<string>();
+  /** Ids of done and dead events, in the order they finished: the oldest is dropped first. */
+  const finished = new Set<string>();
+  const full = capWarning(
+    opts.logger,
+    'outbox',
+    maxFinished,
+    'in-memory outbox full: dropping the oldest finished events and their dedupe keys',
+  );
   const listeners = new Set<() => void>();
-
-  /** The event with sequence `seq`; undefined for a purged one or -1 (an id of no event here). */
-  const at = (seq: number): OutboxEvent | undefined =>
-    seq < 0 ? undefined : seq < base ? older.get(seq) : slots[seq - base];
-  const find = (id: string): OutboxEvent | undefined => at(seqOf(id));
-  const byKey = dedupeIndex((seq) => at(seq)?.dedupeKey ?? null);
-  /** Every stored event, in publish order. */
-  const present = () => [...older.values(), ...slots.filter((e): e is OutboxEvent => e !== undefined)];
 
   const wake = () => {
     if (listeners.size === 0) return;
@@ -60,9 +57,27 @@ export function memoryOutboxStore(): OutboxStore {
     });
   };
 
+  const remove = (id: string) => {
+    const e = events.get(id);
+    if (!e) return;
+    events.delete(id);
+    finished.delete(id);
+    if (e.dedupeKey !== null && byKey.get(e.dedupeKey) === id) byKey.delete(e.dedupeKey);
+  };
+
+  /** Keeps the finished events within the cap, oldest first. */
+  const trim = () => {
+    if (finished.size <= maxFinished) return;
+    full.dropping();
+    for (const id of finished) {
+      if (finished.size <= maxFinished) break;
+      remove(id);
+    }
+  };
+
   /** The event when `lease` is its current claim. */
   const leased = (id: string, lease: OutboxLease): OutboxEvent | null => {
-    const e = find(id);
+    const e = events.get(id);
     if (e?.status !== 'pending' || e.lockedBy !== lease.workerId || e.attempts !== lease.attempt) {
       return null;
     }
@@ -74,17 +89,20 @@ export function memoryOutboxStore(): OutboxStore {
     e.finishedAt = now;
     e.lockedBy = null;
     e.lockedUntil = null;
+    ready.delete(e.id);
+    delayed.delete(e.id);
+    finished.add(e.id);
+    trim();
   };
 
   return {
     async publish(input: NewOutboxEvent, now: Date): Promise<PublishResult> {
-      const seq = base + slots.length;
       if (input.dedupeKey !== undefined) {
-        const standing = byKey.getOrAdd(input.dedupeKey, seq);
-        if (standing !== seq) return { id: idOf(standing), created: false };
+        const standing = byKey.get(input.dedupeKey);
+        if (standing !== undefined) return { id: standing, created: false };
       }
-      const id = idOf(seq);
-      slots.push({
+      const id = randomUUID();
+      events.set(id, {
         id,
         name: input.name,
         payload: input.payload,
@@ -99,7 +117,8 @@ export function memoryOutboxStore(): OutboxStore {
         createdAt: now,
         finishedAt: null,
       });
-      queue.push(seq);
+      if (input.dedupeKey !== undefined) byKey.set(input.dedupeKey, id);
+      ready.add(id);
       wake();
       return { id, created: true };
     },
@@ -108,17 +127,19 @@ export function memoryOutboxStore(): OutboxStore {
       if (limit <= 0 || names.length === 0) return [];
       const wanted = new Set(names);
       const t = now.getTime();
+      const isDue = (e: OutboxEvent) =>
+        wanted.has(e.name) &&
+        e.availableAt.getTime() <= t &&
+        (e.lockedUntil === null || e.lockedUntil.getTime() <= t);
       const due: OutboxEvent[] = [];
-      const kept = new Set<number>();
-      for (const seq of queue) {
-        const e = at(seq);
-        if (e?.status !== 'pending' || kept.has(seq)) continue;
-        kept.add(seq);
-        if (!wanted.has(e.name) || e.availableAt.getTime() > t) continue;
-        if (e.lockedUntil !== null && e.lockedUntil.getTime() > t) continue;
-        due.push(e);
+      for (const id of ready) {
+        const e = events.get(id)!;
+        if (isDue(e) && due.push(e) === limit) break;
       }
-      queue = [...kept];
+      for (const id of delayed) {
+        const e = events.get(id)!;
+        if (isDue(e)) due.push(e);
+      }
       due.sort(
         (a, b) =>
           a.availableAt.getTime() - b.availableAt.getTime() || a.createdAt.getTime() - b.createdAt.getTime(),
@@ -146,6 +167,8 @@ export function memoryOutboxStore(): OutboxStore {
       e.availableAt = availableAt;
       e.lockedBy = null;
       e.lockedUntil = null;
+      ready.delete(id);
+      delayed.add(id);
       return true;
     },
 
@@ -158,12 +181,13 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async get(id) {
-      const e = find(id);
+      const e = events.get(id);
       return e ? copy(e) : null;
     },
 
     async listDead({ limit, offset = 0 }) {
-      return present()
+      return [...finished]
+        .map((id) => events.get(id)!)
         .filter((e) => e.status === 'dead')
         .sort((a, b) => b.finishedAt!.getTime() - a.finishedAt!.getTime())
         .slice(offset, offset + limit)
@@ -171,55 +195,34 @@ export function memoryOutboxStore(): OutboxStore {
     },
 
     async replay(id, now) {
-      const seq = seqOf(id);
-      const e = at(seq);
+      const e = events.get(id);
       if (e?.status !== 'dead') return false;
       e.status = 'pending';
       e.attempts = 0;
       e.availableAt = now;
       e.finishedAt = null;
-      queue.push(seq);
+      finished.delete(id);
+      ready.add(id);
       wake();
       return true;
     },
 
     async stats(): Promise<OutboxStats> {
-      const s: OutboxStats = { pending: 0, done: 0, dead: 0 };
-      for (const e of older.values()) s[e.status] += 1;
-      for (const e of slots) if (e !== undefined) s[e.status] += 1;
+      const s: OutboxStats = { pending: ready.size + delayed.size, done: 0, dead: 0 };
+      for (const id of finished) s[events.get(id)!.status as 'done' | 'dead'] += 1;
       return s;
     },
 
-    async purge(before) {
+    async purge(before, limit = Number.POSITIVE_INFINITY) {
       let n = 0;
-      const purgeable = (e: OutboxEvent) => e.status === 'done' && e.finishedAt!.getTime() < before.getTime();
-      const drop = (e: OutboxEvent, seq: number) => {
-        if (e.dedupeKey !== null) byKey.delete(e.dedupeKey, seq);
+      for (const id of finished) {
+        if (n >= limit) break;
+        const e = events.get(id)!;
+        if (e.status !== 'done' || e.finishedAt!.getTime() >= before.getTime()) continue;
+        remove(id);
         n += 1;
-      };
-      for (const [seq, e] of older) {
-        if (!purgeable(e)) continue;
-        older.delete(seq);
-        drop(e, seq);
       }
-      let live = 0;
-      for (let i = 0; i < slots.length; i++) {
-        const e = slots[i];
-        if (e === undefined) continue;
-        if (!purgeable(e)) {
-          live += 1;
-          continue;
-        }
-        slots[i] = undefined;
-        drop(e, base + i);
-      }
-      // Once most slots are holes, the few survivors move to `older` and the array starts
-      // afresh, so memory follows the live events even when an old dead one never goes.
-      if (live * 2 <= slots.length) {
-        for (let i = 0; i < slots.length; i++) if (slots[i] !== undefined) older.set(base + i, slots[i]!);
-        base += slots.length;
-        slots = [];
-      }
+      if (finished.size < maxFinished) full.room();
       return n;
     },
 

@@ -2,6 +2,6 @@ import type { WebhookStores } from '../ports/webhook-stores.js';
 import type { MemoryStoresOptions } from './index.js';
 import { memoryOutboxStore } from './outbox-store.js';
 
-export function memoryWebhookStores(_opts: Required<MemoryStoresOptions>): WebhookStores {
-  return { outbox: memoryOutboxStore() };
+export function memoryWebhookStores(opts: Required<MemoryStoresOptions>): WebhookStores {
+  return { outbox: memoryOutboxStore({ maxFinished: opts.maxFinishedEvents, logger: opts.logger }) };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { PosternContext } from '../context.js';
 import { ConfigError, isStoreError, PosternError } from '../errors.js';
 import type {
@@ -27,6 +27,21 @@ const DEFAULTS: Required<OutboxOptions> = {
   retentionMs: 7 * 24 * HOUR,
 };
 const PURGE_EVERY_MS = HOUR;
+/** Records one purge call deletes at most: a short statement (Postgres) or a short turn of the
+ *  event loop (memory), however large the backlog. */
+export const PURGE_BATCH = 1000;
+
+/** Calls `purgeBatch(PURGE_BATCH)` until it deletes less than a full batch, letting the event
+ *  loop run between batches; returns how many were deleted in all. */
+export async function purgeInBatches(purgeBatch: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await purgeBatch(PURGE_BATCH);
+    total += n;
+    if (n < PURGE_BATCH) return total;
+    await nextTurn();
+  }
+}
 const MAX_ERROR_CHARS = 1000;
 
 /** The outbox dispatcher (`ph.outbox`): at-least-once delivery of published events to the
@@ -54,7 +69,9 @@ export interface Outbox {
   replay(id: string): Promise<boolean>;
   /** Events per status (monitoring; tests check that nothing was published). */
   stats(): Promise<OutboxStats>;
-  /** Deletes `done` events older than `retentionMs` (started workers do this hourly). */
+  /** Deletes `done` events older than `retentionMs`, and whatever else the areas retain for
+   *  a while (mail events), in batches; returns how many records went. Started workers do this
+   *  hourly. */
   purge(): Promise<number>;
 }
 
@@ -80,7 +97,12 @@ function outcomeOf(result: unknown): string | null {
   return typeof outcome === 'string' ? outcome.slice(0, 200) : null;
 }
 
-export function createOutbox(ctx: PosternContext): Outbox {
+/** `retention`: more purges run with the outbox's own (each answers how many records it
+ *  deleted), so the workers that purge done events purge every retained record. */
+export function createOutbox(
+  ctx: PosternContext,
+  extra: { retention?: ReadonlyArray<() => Promise<number>> } = {},
+): Outbox {
   const o = resolveOutboxOptions(ctx.options.outbox);
   const { clock, logger } = ctx;
   // Read at use: a custom `Stores` without an outbox only fails when the outbox is used.
@@ -227,7 +249,10 @@ export function createOutbox(ctx: PosternContext): Outbox {
   }
 
   async function purge(): Promise<number> {
-    return store().purge(new Date(clock.now().getTime() - o.retentionMs));
+    const before = new Date(clock.now().getTime() - o.retentionMs);
+    let total = await purgeInBatches((limit) => store().purge(before, limit));
+    for (const more of extra.retention ?? []) total += await more();
+    return total;
   }
 
   /** Fills free delivery slots until nothing is due; overlapping calls coalesce into one. */
@@ -245,7 +270,10 @@ export function createOutbox(ctx: PosternContext): Outbox {
         const now = clock.now().getTime();
         if (now - lastPurge >= PURGE_EVERY_MS) {
           lastPurge = now;
-          await purge();
+          // A purge that fails (the store away) is tried again in an hour; claims go on.
+          await purge().catch((err: unknown) =>
+            logger.warn({ event: 'outbox_purge_failed', err: describeError(err) }, 'outbox purge failed'),
+          );
         }
         // A wake-up while claiming sets `pumpAgain`; checked right before giving up the turn.
         do {

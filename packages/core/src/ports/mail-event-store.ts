@@ -34,4 +34,9 @@ export interface MailEventStore {
    *  `true`; an applied or unknown event gives `false`. Meant to run in the same transaction
    *  as the message update, so the effect happens once. */
   markApplied(id: string, at: Date): Promise<boolean>;
+  /** Deletes events past their retention: still pending (their message never came) and
+   *  recorded before `unmatchedBefore`, or applied and recorded before `appliedBefore`; at most
+   *  `limit` of them (all without a limit). Returns how many. A caller purging a large backlog
+   *  calls it again while it answers `limit`, so no one call holds the store for long. */
+  purge(cut: { unmatchedBefore: Date; appliedBefore: Date }, limit?: number): Promise<number>;
 }

@@ -104,9 +104,11 @@ export interface OutboxStore {
   /** Number of events per status. */
   stats(): Promise<OutboxStats>;
 
-  /** Deletes `done` events finished before `before` (their dedupe keys with them); returns
-   *  how many. Pending and dead events are never purged. */
-  purge(before: Date): Promise<number>;
+  /** Deletes `done` events finished before `before` (their dedupe keys with them), at most
+   *  `limit` of them (the oldest first; all without a limit); returns how many. Pending and
+   *  dead events are never purged. A caller purging a large backlog calls it again while it
+   *  answers `limit`, so no one call holds the store (or its locks) for long. */
+  purge(before: Date, limit?: number): Promise<number>;
 
   /** Optional wake-up: `listener` runs soon after an event becomes due elsewhere (publish,
    *  replay), also in other processes (Postgres `LISTEN/NOTIFY`). Returns an unsubscribe

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { PosternContext } from '../context.js';
 import { ConfigError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
+import { nestsDeeperThan } from '../http/json-depth.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
 import { wholeOption } from '../util/whole-option.js';
@@ -16,6 +17,10 @@ export * from './public.js';
 const DEFAULT_TOLERANCE_SECONDS = 300;
 const DEFAULT_PREFIXES = ['webhook', 'svix'];
 const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;
+
+/** Deepest nesting of objects and arrays a signed body may have. Provider payloads nest a few
+ *  levels; the bound is checked before parsing, which deep nesting makes slow. */
+export const MAX_JSON_DEPTH = 100;
 
 const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
 
@@ -47,7 +52,8 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
 
 /** Webhook intake: signed routes that publish the raw body to the outbox. Order of work
  *  (docs/webhooks.md): body read under the limit (neutral layer) -> secret configured (503) ->
- *  signature over the raw bytes (401) -> JSON object (400) -> route -> publish -> 202. An
+ *  signature over the raw bytes (401) -> nesting depth, then JSON object (400) -> route ->
+ *  publish -> 202. An
  *  unverified body is never parsed or logged; nothing is published for a refused request. */
 export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteDef[] {
   const { toleranceSeconds, prefixes } = resolveOptions(ctx.options.webhook);
@@ -88,6 +94,12 @@ export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteD
     if (!check.ok) {
       rejected(r, check.reason);
       throw new PosternError('webhook_signature_invalid');
+    }
+    if (nestsDeeperThan(r.rawBody, MAX_JSON_DEPTH)) {
+      rejected(r, 'nested_too_deep');
+      throw new PosternError('validation_failed', {
+        errors: [{ path: '/', message: `Objects and arrays nested deeper than ${MAX_JSON_DEPTH} levels` }],
+      });
     }
     let parsed: { text: string; body: object };
     try {

@@ -3,7 +3,7 @@ import { memoryStores } from '@postern/core/memory';
 import { TestClock } from '@postern/testkit';
 import { describe, expect, it, vi } from 'vitest';
 import { createHashQueue } from '../../src/auth/hash-queue.js';
-import { passwordScore } from '../../src/auth/strength.js';
+import { MAX_SCORED_CHARS, passwordScore, scoredSpellings } from '../../src/auth/strength.js';
 import { email, STRONG, setup, user } from './setup.js';
 
 describe('passwords', () => {
@@ -154,5 +154,20 @@ describe('password strength spellings', () => {
       '\u041f\u0410\u0420\u041e\u041b\u042c123',
     ])
       expect(passwordScore(p, []).score).toBeLessThan(3);
+  });
+
+  it('scores all spellings of a long mixed-script password within one check of 64 characters', () => {
+    const chars = [...'aеоЖж漢字ｐａ1!Ωβ日本zQ€😀'];
+    const password = Array.from({ length: 128 }, (_, i) => chars[(i * 7) % chars.length]).join('');
+    const spellings = scoredSpellings(password);
+    // Three spellings scored whole were three checks of 64: half a second on the event loop.
+    expect(spellings.length).toBeGreaterThan(1);
+    expect(spellings.reduce((n, s) => n + [...s].length, 0)).toBeLessThanOrEqual(MAX_SCORED_CHARS);
+    // Cut by code points: no lone surrogate.
+    for (const s of spellings) expect(s.isWellFormed()).toBe(true);
+    expect(passwordScore(password, []).score).toBe(4);
+    // An ASCII password is scored on its first 64 characters, as zxcvbn always cut it.
+    expect(scoredSpellings('x'.repeat(128))).toEqual(['x'.repeat(64)]);
+    expect(scoredSpellings('HelloWorld2024')).toEqual(['HelloWorld2024']);
   });
 });

@@ -594,6 +594,19 @@ describe('inbound consumer: HTML-only mail', () => {
     expect(messages[0]).toMatchObject({ subject: 'Nested', text: 'Deep hello' });
     expect(messages[0]!.html!.length).toBe(html.length);
   });
+  it('stores text no longer than the HTML for 99 nested quotes (the worker cuts quoting off)', async () => {
+    const t = setup();
+    const { owner, account } = await withAccount(t);
+    const prefix = '<blockquote>'.repeat(99);
+    const html = prefix + '<p>x'.repeat(Math.floor((255 * 1024 - prefix.length) / 4));
+    const data = { from: 'ann@customer.test', to: ['support@acme.test'], subject: 'Quotes', html };
+    expect(await t.deliver('inbound', { data })).toEqual({ outcome: 'stored' });
+    const [thread] = await threadsOf(t, owner.id, account.id);
+    const { messages } = await t.ph.inbox.getThread(owner.id, thread!.id);
+    // 25 MiB of `> > > ...` lines before.
+    expect(messages[0]!.text.length).toBeLessThanOrEqual(html.length);
+    expect(messages[0]!.text).not.toMatch(/^(?:> ){11}/m);
+  });
 });
 
 describe('inbound consumer: threading', () => {

@@ -456,6 +456,41 @@ describe('outbox dispatcher', () => {
     expect(await outbox.get(id)).toBeNull();
   });
 
+  it('purges in batches of 1,000 until the backlog is gone', async () => {
+    const { outbox, clock, stores } = setup({ retentionMs: HOUR });
+    outbox.subscribe(NAME, async () => {});
+    for (let i = 0; i < 2500; i++) await outbox.publish({ name: NAME, payload: '{}' });
+    await outbox.drain();
+    const calls: number[] = [];
+    const purge = stores.outbox.purge.bind(stores.outbox);
+    stores.outbox.purge = async (before, limit) => {
+      calls.push(limit ?? -1);
+      return purge(before, limit);
+    };
+    clock.advance(HOUR + 1);
+    expect(await outbox.purge()).toBe(2500);
+    expect(calls).toEqual([1000, 1000, 1000]);
+    expect((await outbox.stats()).done).toBe(0);
+  });
+
+  it('a failing purge is logged and the started workers still deliver', async () => {
+    const { outbox, stores, logs } = setup();
+    stores.outbox.purge = async () => {
+      throw new StoreError('down for purge');
+    };
+    const seen = deferred();
+    outbox.subscribe(NAME, async () => seen.resolve());
+    await outbox.publish({ name: NAME, payload: '{}' });
+    outbox.start();
+    await seen.promise;
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({ event: 'outbox_purge_failed' }),
+      }),
+    );
+  });
+
   it('counts events per status', async () => {
     const { outbox } = setup();
     outbox.subscribe(NAME, async () => {});

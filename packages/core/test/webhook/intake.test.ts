@@ -8,7 +8,7 @@ const BODY = '{"type":"email.received","data":{"to":["inbox@example.test"],"text
 
 type SecretSource = () => string | undefined | PromiseLike<string | undefined>;
 
-function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
+function setup(opts: { stores?: Stores; secret?: SecretSource; bodyLimit?: number } = {}) {
   const clock = new TestClock();
   const { logger, lines: logs } = recordingLogger();
   let reads = 0;
@@ -19,7 +19,7 @@ function setup(opts: { stores?: Stores; secret?: SecretSource } = {}) {
     clock,
     logger,
     stores: opts.stores ?? memoryStores({ clock }),
-    bodyLimits: { webhook: 1024 },
+    bodyLimits: { webhook: opts.bodyLimit ?? 1024 },
     settings: {
       get(key) {
         reads += 1;
@@ -78,6 +78,24 @@ describe('webhook intake (library level)', () => {
     const res = await post('{{{ not json');
     expect(res?.status).toBe(401);
     expect(problemCode(res?.body)).toBe('webhook_signature_invalid');
+  });
+
+  it('refuses a signed body nested deeper than 100 levels before parsing it (400, nothing published)', async () => {
+    const { ph, post, sign, logs } = setup({ bodyLimit: 5 * 1024 * 1024 });
+    // 2 million levels: JSON.parse alone held the event loop for 1.5 s on this.
+    const deep = `{"type":"email.delivered","data":${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}}`;
+    const res = await post(deep, sign(deep));
+    expect(res?.status).toBe(400);
+    expect(problemCode(res?.body)).toBe('validation_failed');
+    expect(logs).toContainEqual(
+      expect.objectContaining({ fields: expect.objectContaining({ reason: 'nested_too_deep' }) }),
+    );
+    // Brackets inside strings (escaped quotes too) are text, not nesting; 100 levels pass.
+    const fine = `{"type":"email.delivered","s":"\\"${'['.repeat(500)}","d":${'['.repeat(99)}${']'.repeat(99)}}`;
+    expect((await post(fine, sign(fine)))?.status).toBe(202);
+    const over = `{"d":${'['.repeat(100)}${']'.repeat(100)}}`;
+    expect((await post(over, sign(over)))?.status).toBe(400);
+    expect((await ph.outbox.stats()).pending).toBe(1);
   });
 
   it('checks the body limit before the secret, and reads the secret on every request', async () => {

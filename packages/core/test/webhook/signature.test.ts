@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, type KeyObject, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { checkSignature, decodeSignature, type HeaderValue, parseSecrets } from '@postern/core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -22,6 +22,16 @@ const noWarn = () => {};
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const KEY = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64');
 const NOW = 1_700_000_000;
+
+const BODY = '{"type":"email.delivered"}';
+const checkInput = () => ({
+  headers: {},
+  rawBody: Buffer.from(BODY),
+  keys: parseSecrets(SECRET, noWarn),
+  nowSeconds: NOW,
+  toleranceSeconds: 300,
+  prefixes: PREFIXES,
+});
 
 function check(
   headers: Record<string, HeaderValue>,
@@ -221,6 +231,35 @@ describe('Standard Webhooks header parsing', () => {
       const h = standardHeaders(body, { id });
       expect(check(h, body)).toEqual({ ok: false, reason: 'invalid_id' });
     }
+  });
+
+  it('checks the id, the timestamp and the signature format before any HMAC of the body', () => {
+    // A key createHmac refuses: any check that reached the HMAC would throw.
+    const poisoned = { ...checkInput(), keys: [{} as KeyObject] };
+    const h = standardHeaders(BODY);
+    const refused = (headers: Record<string, HeaderValue>) => checkSignature({ ...poisoned, headers });
+    expect(refused({ ...h, 'webhook-id': 'has space' })).toEqual({ ok: false, reason: 'invalid_id' });
+    expect(refused({ ...h, 'webhook-timestamp': 'x1' })).toEqual({ ok: false, reason: 'invalid_timestamp' });
+    expect(refused({ ...h, 'webhook-timestamp': String(NOW - 3600) })).toEqual({
+      ok: false,
+      reason: 'timestamp_out_of_tolerance',
+    });
+    expect(refused({ ...h, 'webhook-signature': 'v1,x '.repeat(11) })).toEqual({
+      ok: false,
+      reason: 'too_many_signatures',
+    });
+    for (const sig of ['v1,short', 'v2,' + 'A'.repeat(43), 'v1,' + '!'.repeat(44)]) {
+      expect(refused({ ...h, 'webhook-signature': sig })).toEqual({
+        ok: false,
+        reason: 'no_valid_signature',
+      });
+    }
+    expect(refused({ 'x-mail-timestamp': String(NOW), 'x-mail-signature': 'sha256=nothex' })).toEqual({
+      ok: false,
+      reason: 'no_valid_signature',
+    });
+    // A well-formed request reaches the HMAC (so the poisoned key would have been noticed above).
+    expect(() => refused(h)).toThrow(TypeError);
   });
 
   it('needs all three headers of a set', () => {

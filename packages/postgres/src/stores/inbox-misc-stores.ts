@@ -158,6 +158,21 @@ export function postgresMailEventStore({ db, t }: StoreDeps): MailEventStore {
         ) === 1
       );
     },
+    async purge({ unmatchedBefore, appliedBefore }, limit) {
+      // One short statement per kind, oldest first by its own partial index; rows another
+      // transaction holds (being applied right now) are skipped, never waited for.
+      const batch = (applied: boolean, before: Date, max: number | null) =>
+        db.query(
+          `DELETE FROM ${T} WHERE id IN (
+             SELECT id FROM ${T} WHERE applied_at IS ${applied ? 'NOT ' : ''}NULL AND recorded_at < $1
+             ORDER BY recorded_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+          [before, max],
+        );
+      const unmatched = affected(await batch(false, unmatchedBefore, limit ?? null));
+      if (limit !== undefined && unmatched >= limit) return unmatched;
+      const left = limit === undefined ? null : limit - unmatched;
+      return unmatched + affected(await batch(true, appliedBefore, left));
+    },
   };
 }
 

@@ -247,8 +247,14 @@ export function postgresOutboxStore({
       return s;
     },
 
-    async purge(before) {
-      const r = await db.query(`DELETE FROM ${T} WHERE status = 'done' AND finished_at < $1`, [before]);
+    async purge(before, limit) {
+      // Oldest first by the partial index on done events; `LIMIT NULL` is no limit.
+      const r = await db.query(
+        `DELETE FROM ${T} WHERE id IN (
+           SELECT id FROM ${T} WHERE status = 'done' AND finished_at < $1
+           ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [before, limit ?? null],
+      );
       return affected(r);
     },
   };

@@ -358,6 +358,13 @@ export function webhookScenarios(env: HttpEnv): void {
           ['null', 'null', 'validation_failed'],
           ['a string', '"email.received"', 'validation_failed'],
           ['a number', '42', 'validation_failed'],
+          // Checked by a scan before parsing: deep nesting makes the parser slow.
+          [
+            'nested 101 deep',
+            `{"type":"email.delivered","data":${'['.repeat(100)}${']'.repeat(100)}}`,
+            'validation_failed',
+          ],
+          ['nested 2 million deep', `{"data":${'['.repeat(2_000_000)}`, 'validation_failed'],
         ] as Array<[string, string | Uint8Array, string]>)('%s', async (_name, body, code) => {
           const before = await total(ctx);
           for (const path of ROUTES) {

@@ -481,6 +481,48 @@ export function inboxStoreContract(setup: StoreSetup): void {
       expect((await stores.mailEvents.record(orphan)).created).toBe(true);
       expect(await stores.mailEvents.findById(orphan.id)).toEqual(orphan);
     });
+
+    it('purges events past their retention: waiting ones by one cut-off, applied ones by another', async () => {
+      const { stores, clock } = await setup();
+      const DAY = 86_400_000;
+      const ago = (days: number) => new Date(clock.now().getTime() - days * DAY);
+      const waitingOld = mailEvent(id(), ago(8));
+      const waitingNew = mailEvent(id(), ago(6));
+      const appliedMid = mailEvent(id(), ago(30), { appliedAt: ago(30) });
+      const appliedOld = mailEvent(id(), ago(91), { appliedAt: ago(91) });
+      const orphanOld = mailEvent(null, ago(91), { appliedAt: ago(91) });
+      for (const e of [waitingOld, waitingNew, appliedMid, appliedOld, orphanOld])
+        await stores.mailEvents.record(e);
+      // An event applied late counts by when it was recorded.
+      const appliedLate = mailEvent(id(), ago(100));
+      await stores.mailEvents.record(appliedLate);
+      await stores.mailEvents.markApplied(appliedLate.id, ago(1));
+      const cut = { unmatchedBefore: ago(7), appliedBefore: ago(90) };
+      expect(await stores.mailEvents.purge(cut)).toBeGreaterThanOrEqual(4);
+      for (const e of [waitingOld, appliedOld, orphanOld, appliedLate])
+        expect(await stores.mailEvents.findById(e.id)).toBeNull();
+      for (const e of [waitingNew, appliedMid]) expect(await stores.mailEvents.findById(e.id)).not.toBeNull();
+      expect((await stores.mailEvents.listPending(waitingNew.providerMessageId!)).map((e) => e.id)).toEqual([
+        waitingNew.id,
+      ]);
+    });
+
+    it('purges at most `limit` events per call, so a backlog goes in short batches', async () => {
+      const { stores, clock } = await setup();
+      const old = new Date(clock.now().getTime() - 1000);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const e = mailEvent(id(), old, i % 2 ? { appliedAt: old } : {});
+        ids.push(e.id);
+        await stores.mailEvents.record(e);
+      }
+      const cut = { unmatchedBefore: clock.now(), appliedBefore: clock.now() };
+      expect(await stores.mailEvents.purge(cut, 2)).toBe(2);
+      expect(await stores.mailEvents.purge(cut, 2)).toBe(2);
+      expect(await stores.mailEvents.purge(cut, 2)).toBeLessThan(2);
+      for (const i of ids) expect(await stores.mailEvents.findById(i)).toBeNull();
+      expect(await stores.mailEvents.purge(cut, 2)).toBe(0);
+    });
   });
 
   describe('inbox notifications', () => {

@@ -255,6 +255,31 @@ export function outboxStoreContract(setup: StoreSetup): void {
       expect(reused.id).not.toBe(old.id);
     });
 
+    it('purge with a limit deletes at most that many done events, the earliest finished first', async () => {
+      const done: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await publish(`batch-${i}`, A, `batch-${randomUUID()}`);
+        const [e] = await claim('w1');
+        await outbox.complete(r.id, leaseOf(e!), null, now());
+        done.push(r.id);
+        clock.advance(10);
+      }
+      const dead = await publish('dead');
+      const [d] = await claim('w1');
+      await outbox.kill(dead.id, leaseOf(d!), 'x', now());
+      const pending = await publish('pending', B);
+      clock.advance(10);
+      const cut = now();
+      expect(await outbox.purge(cut, 2)).toBe(2);
+      for (const id of done.slice(0, 2)) expect(await outbox.get(id)).toBeNull();
+      for (const id of done.slice(2)) expect(await outbox.get(id)).not.toBeNull();
+      expect(await outbox.purge(cut, 2)).toBe(2);
+      expect(await outbox.purge(cut, 2)).toBe(1);
+      expect(await outbox.purge(cut, 2)).toBe(0);
+      for (const id of done) expect(await outbox.get(id)).toBeNull();
+      for (const id of [dead.id, pending.id]) expect(await outbox.get(id)).not.toBeNull();
+    });
+
     it('events that outlive repeated purges stay whole: found by id, deduplicated, replayed and claimed', async () => {
       const key = `survivor-${randomUUID()}`;
       const dead = await publish('dead', A, key);
