@@ -48,6 +48,7 @@ export interface PasswordService {
 
 /** Named limiter buckets (CONTRACT.md 2.3; numbers are configuration). */
 export type ThrottleBucket =
+  | 'login:email+ip'
   | 'login:email'
   | 'login:ip'
   | 'code:user'

@@ -2,6 +2,7 @@ import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
+import { countPasswordAttempt } from './password-attempt.js';
 import type { SessionService } from './sessions.js';
 
 export interface LoginInput {
@@ -22,7 +23,7 @@ export async function login(
 ): Promise<SessionAnswer | MfaRequiredAnswer> {
   const { ctx, passwords } = d;
   const ip = ipOf(meta);
-  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', input.email]);
+  const attempt = await countPasswordAttempt(ctx, input.email, meta);
 
   const user = await ctx.stores.users.findByEmail(input.email);
   const ok = await passwords.verify(user, input.password);
@@ -41,9 +42,7 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
-  // Only failures count: the address gets this attempt back, the email's count is cleared.
-  await attempt.release('login:ip');
-  await ctx.throttle.reset('login:email', input.email);
+  await attempt.succeeded();
 
   if (passwords.needsRehash(user.passwordHash)) {
     d.background.run('rehash', async () => {

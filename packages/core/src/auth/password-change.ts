@@ -2,8 +2,9 @@ import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
-import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail } from './mails.js';
+import { countPasswordAttempt } from './password-attempt.js';
 import { passwordContext } from './signup.js';
 
 export interface ChangePasswordInput {
@@ -23,8 +24,7 @@ export async function changePassword(
 ): Promise<void> {
   const { ctx, passwords } = d;
   const user = await userOf(d, principal);
-  const ip = ipOf(meta);
-  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', user.email]);
+  const attempt = await countPasswordAttempt(ctx, user.email, meta);
   if (!(await passwords.verify(user, input.currentPassword))) {
     logAuthEvent(
       ctx.logger,
@@ -40,7 +40,7 @@ export async function changePassword(
     );
     throw new PosternError('invalid_credentials');
   }
-  await attempt.release();
+  await attempt.succeeded();
   passwords.assertStrong(input.newPassword, passwordContext(d, user), 'newPassword');
   await passwords.assertNotBreached(input.newPassword, 'newPassword');
   const passwordHash = await passwords.hash(input.newPassword);

@@ -1080,6 +1080,33 @@ export function authScenarios(env: HttpEnv): void {
       }
     });
 
+    it("10 failed logins from one address do not refuse the owner's right password from another", async () => {
+      const ctx = await env.setup({ trustedProxies: ['127.0.0.0/8', '::1/128'] });
+      try {
+        const a = await signUp(ctx);
+        const from = (ip: string, password: string) =>
+          ctx.request('/auth/login', {
+            json: { email: a.email, password },
+            headers: { 'x-forwarded-for': ip },
+          });
+        for (let i = 0; i < 10; i++)
+          await expectProblem(await from('203.0.113.66', `wrong-${i}`), 401, 'invalid_credentials');
+        await expectJson(await from('198.51.100.7', a.password), 200);
+        await expectProblem(await from('203.0.113.66', a.password), 429, 'rate_limited');
+        // Re-authentication from the owner's address is not blocked either.
+        const s = await expectJson<SessionBody>(await from('198.51.100.7', a.password), 200);
+        const revoked = await ctx.request('/auth/sessions', {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: s.accessToken,
+          headers: { 'x-forwarded-for': '198.51.100.7' },
+        });
+        expect(revoked.status).toBe(204);
+      } finally {
+        await ctx.close();
+      }
+    });
+
     it('a parallel burst of logins for one email gets no more than 10 password checks', async () => {
       const ctx = await env.setup();
       try {
