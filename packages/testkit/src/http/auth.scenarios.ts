@@ -737,7 +737,7 @@ export function authScenarios(env: HttpEnv): void {
         await signUp(ctx, { email: a.email });
       });
 
-      it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses', async () => {
+      it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses, and limits the lookups', async () => {
         const a = await signUp(ctx);
         const b = await signUp(ctx);
         const s = await login(ctx, a);
@@ -759,6 +759,12 @@ export function authScenarios(env: HttpEnv): void {
           'validation_failed',
         );
         expect(same.errors?.[0]?.path).toBe('newEmail');
+        // The 409 cost a send: asking again within 30 s is refused before the lookup.
+        await expectProblem(
+          await request(s.accessToken, { newEmail: b.email, password: a.password }),
+          429,
+          'rate_limited',
+        );
         await expectProblem(
           await request(s.accessToken, { newEmail: 'nope', password: a.password }),
           400,
