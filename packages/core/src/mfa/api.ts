@@ -23,7 +23,8 @@ export function createMfaFlows(env: MfaEnv) {
     loginWithEmailCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token' }, meta),
     /** Routes 10 and 13: mails a fresh code for a pending login (409 `nothing_to_resend`). */
-    resendCode: (input: Out<typeof s.tokenBody>, _meta: RequestMeta = {}) => login.resendCode(env, input),
+    resendCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
+      login.resendCode(env, input, meta),
     /** Route 11: a TOTP, mailed or recovery code. */
     verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, input, meta),
@@ -81,10 +82,12 @@ export function createMfaFlows(env: MfaEnv) {
       enrol.disableMethod(env, principal, method, input?.password, meta),
 
     // `mfa.required`: a login without a method enrols its first one with the pending token.
-    enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolTotpSetup(env, input),
+    enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolTotpSetup(env, input, meta),
     enrolTotpConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
       atLogin.enrolTotpConfirm(env, input, meta),
-    enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolEmailSetup(env, input),
+    enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolEmailSetup(env, input, meta),
     enrolEmailConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
       atLogin.enrolEmailConfirm(env, input, meta),
     enrolPasskeyOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>

@@ -27,9 +27,9 @@ async function assertEnrolling(env: MfaEnv, p: OpenPending): Promise<void> {
     throw new PosternError('invalid_token');
 }
 
-async function open(env: MfaEnv, token: string, method: MfaMethod): Promise<OpenPending> {
+async function open(env: MfaEnv, token: string, method: MfaMethod, meta: RequestMeta): Promise<OpenPending> {
   assertAllowed(env, method);
-  const p = await openPending(env, token);
+  const p = await openPending(env, token, meta);
   await assertEnrolling(env, p);
   return p;
 }
@@ -62,16 +62,20 @@ async function confirmWith(
   return enrolled(env, opened, method, meta);
 }
 
-export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }) {
-  return startTotp(env, (await open(env, input.mfaToken, 'totp')).user);
+export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
+  return startTotp(env, (await open(env, input.mfaToken, 'totp', meta)).user);
 }
 
 export function enrolTotpConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
   return confirmWith(env, input.mfaToken, meta, 'totp', (p) => confirmTotp(env, p.user, input.code));
 }
 
-export async function enrolEmailSetup(env: MfaEnv, input: { mfaToken: string }): Promise<void> {
-  await startEmail(env, (await open(env, input.mfaToken, 'email')).user);
+export async function enrolEmailSetup(
+  env: MfaEnv,
+  input: { mfaToken: string },
+  meta: RequestMeta,
+): Promise<void> {
+  await startEmail(env, (await open(env, input.mfaToken, 'email', meta)).user);
 }
 
 export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
@@ -80,7 +84,7 @@ export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: 
 
 export async function enrolPasskeyOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  return startPasskey(env, (await open(env, input.mfaToken, 'webauthn')).user);
+  return startPasskey(env, (await open(env, input.mfaToken, 'webauthn', meta)).user);
 }
 
 export async function enrolPasskeyVerify(

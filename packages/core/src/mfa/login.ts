@@ -204,8 +204,8 @@ export async function verifyCode(
 
 /** Routes 10 and 13: mails a fresh code for a pending login whose user has the email method
  *  (the previous code dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
-export async function resendCode(env: MfaEnv, input: { token: string }): Promise<void> {
-  const { pending, user } = await openPending(env, input.token);
+export async function resendCode(env: MfaEnv, input: { token: string }, meta: RequestMeta): Promise<void> {
+  const { pending, user } = await openPending(env, input.token, meta);
   if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');
   await sendLoginCode(env, pending, user);
 }
@@ -213,7 +213,7 @@ export async function resendCode(env: MfaEnv, input: { token: string }): Promise
 /** Route 14: WebAuthn request options for a pending login. */
 export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  const p = await openPending(env, input.mfaToken);
+  const p = await openPending(env, input.mfaToken, meta);
   assertOffered(p, 'webauthn', 'mfaToken');
   return authenticationOptions(env, p.user.id, p.pending.jti, p.pending.expiresAt);
 }
