@@ -44,6 +44,16 @@ export async function mailCode(
   d.background.run('mail', () => ctx.mailer.send(mail(code, MAILED_CODE_TTL_SECONDS / 60)));
 }
 
+/** Whether `code` is the live code of `c`, without using it: lets a caller skip costly work
+ *  (hashing recovery codes) for a wrong guess before `useEmailCode` decides for good. */
+export async function emailCodeMatches(ctx: PosternContext, c: MailedCode, code: string): Promise<boolean> {
+  const given = code.trim();
+  return (
+    isEmailCode(given) &&
+    (await ctx.stores.emailCodes.matches(c.key, hashEmailCode(hashKeyOf(c), given), ctx.clock.now()))
+  );
+}
+
 /** What a code attempt found: `used` (the right code, consumed with `onRight`'s writes),
  *  `wrong` (a guess at a live code), `gone` (no live code: used by a parallel copy, expired,
  *  never sent) or `done` (gone, and what it unlocks has happened anyway: a parallel copy). */
