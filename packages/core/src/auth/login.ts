@@ -1,6 +1,7 @@
 import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
+import { countFailure, noticeAfterFailures } from './failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { countPasswordAttempt } from './password-attempt.js';
 import type { SessionService } from './sessions.js';
@@ -28,6 +29,7 @@ export async function login(
   const user = await ctx.stores.users.findByEmail(input.email);
   const ok = await passwords.verify(user, input.password);
   if (!user || !ok || user.disabled) {
+    if (user && !ok) await countFailure(ctx, user.id);
     logAuthEvent(
       ctx.logger,
       'info',
@@ -77,6 +79,7 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
+  await noticeAfterFailures(ctx, user, mfa ? 'password' : 'signin', meta);
   if ('mfaRequired' in started) {
     logAuthEvent(
       ctx.logger,

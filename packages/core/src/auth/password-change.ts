@@ -2,6 +2,7 @@ import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
+import { countFailure } from './failure-notice.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail } from './mails.js';
 import { countPasswordAttempt } from './password-attempt.js';
@@ -26,6 +27,7 @@ export async function changePassword(
   const user = await userOf(d, principal);
   const attempt = await countPasswordAttempt(ctx, user.email, meta);
   if (!(await passwords.verify(user, input.currentPassword))) {
+    await countFailure(ctx, user.id);
     logAuthEvent(
       ctx.logger,
       'info',

@@ -3,6 +3,7 @@ import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
 import { userOf } from './account.js';
+import { countFailure } from './failure-notice.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
 import { countPasswordAttempt } from './password-attempt.js';
 
@@ -31,6 +32,7 @@ export async function requireFreshAuth(
   if (!user) throw new PosternError('invalid_token');
   const attempt = await countPasswordAttempt(ctx, user.email, opts.meta);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
+    if (!user.disabled) await countFailure(ctx, user.id);
     throw denied(ctx, principal, 'wrong_password', opts.meta);
   }
   await attempt.succeeded();

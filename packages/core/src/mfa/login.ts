@@ -1,5 +1,6 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialsHold } from '../auth/credentials-hold.js';
+import { noticeAfterFailures } from '../auth/failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { isPosternError, PosternError } from '../errors.js';
@@ -113,6 +114,7 @@ export async function completeLogin(
     throw new PosternError('invalid_token');
   }
   const { sid, answer } = issued;
+  await noticeAfterFailures(env.ctx, user, 'mfa', meta);
   logAuthEvent(
     env.ctx.logger,
     'info',

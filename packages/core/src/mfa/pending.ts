@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { reasonOf, tokenFingerprint } from '../auth/bearer-check.js';
+import { countFailure } from '../auth/failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
@@ -129,6 +130,7 @@ export async function attempt(
     // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
     // step was taken meanwhile): the answer is that of a used-up token.
     if (failures === null) throw await notCounted(new PosternError('invalid_token'));
+    await countFailure(env.ctx, user.id);
     throw refused('wrong_code');
   }
   const won = await stores.pendingLogins.consume(pending.jti, clock.now());
