@@ -1113,6 +1113,24 @@ export function authScenarios(env: HttpEnv): void {
       }
     });
 
+    it('mails the owner when the right password follows 3 failed ones', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signUp(ctx);
+        for (let i = 0; i < 3; i++)
+          await expectProblem(
+            await ctx.request('/auth/login', { json: { email: a.email, password: `wrong-${i}` } }),
+            401,
+            'invalid_credentials',
+          );
+        await login(ctx, a);
+        const notice = await ctx.mail.waitFor(a.email, (m) => /followed failed attempts/.test(m.subject));
+        expect(notice.text).toMatch(/after 3 failed attempts/);
+      } finally {
+        await ctx.close();
+      }
+    });
+
     it('a parallel burst of logins for one email gets no more than 10 password checks', async () => {
       const ctx = await env.setup();
       try {
