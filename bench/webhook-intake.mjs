@@ -73,7 +73,7 @@ async function load(port, seconds) {
 }
 
 const EXPRESS_BASELINE = 'express (bare HMAC route)';
-/** Not a target: the contract's required work inline on bare Fastify (see webhook-server.mjs). */
+/** Not a target: the intake's required work inline on bare Fastify (see webhook-server.mjs). */
 const REFERENCE = 'fastify (required work inline)';
 /** Each Postern row next to the bare route of its own framework, too (node:http has none). */
 const OWN_BASELINE = { 'postern + fastify': BASELINE, 'postern + express': EXPRESS_BASELINE };
@@ -172,11 +172,11 @@ ${table}
 Against the ${TARGET}x target (req/s): ${verdict}${floorNote}.
 
 The \`required work inline\` row is a reference, not a target: the same bare Fastify route doing
-what CONTRACT.md 4 asks of every signed request, written inline with no Postern code, ports
+what [webhooks.md](webhooks.md) requires of every signed request, written inline with no Postern code, ports
 or promises (secret setting read per request, both header sets with their id, timestamp and
 signature-list rules, strict UTF-8 and a JSON-object body, the four routing rules, a dedupe
 \`Map\`, an outbox-shaped record with a random id, the same answer headers). Its ratio is what
-any implementation of the contract can reach through Fastify on this machine.
+any implementation of these rules can reach through Fastify on this machine.
 
 What the Postern rows do beyond the baseline: the neutral request (route match, body read
 under the limit, problem+json mapping), the secret read per request, the full signature rules

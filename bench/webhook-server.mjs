@@ -44,13 +44,13 @@ function bareIntake() {
   };
 }
 
-/** A reference, not a target: what CONTRACT.md 4 requires of every signed intake, written
+/** A reference, not a target: what docs/webhooks.md requires of every signed intake, written
  *  inline with no Postern code, no ports and no promises: the secret setting read per request
  *  (a Map), the full Standard Webhooks rules (both prefixes, id and timestamp checks, up to 10
  *  canonical signatures), strict UTF-8 and a JSON-object body, the four routing rules, a
  *  dedupe `Map`, an outbox-shaped record with a random id, and the same answer headers (the
  *  eight delivery types are core's exported list: data, not code). Its ratio is about the
- *  ceiling of any implementation of the contract through Fastify on the machine (its `Map` is
+ *  ceiling of any implementation of these rules through Fastify on the machine (its `Map` is
  *  slower than the outbox's dedupe index at this size; without any dedupe it measured the same
  *  within the noise). */
 function requiredIntake(deliveryTypes) {

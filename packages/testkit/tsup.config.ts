@@ -1,3 +1,4 @@
 import { packageConfig } from '../../tsup.base.js';
 
-export default packageConfig({ index: 'src/index.ts', browser: 'src/browser.ts' });
+// ESM only: the suites run under vitest, which cannot be loaded with require().
+export default packageConfig({ index: 'src/index.ts', browser: 'src/browser.ts' }, { format: ['esm'] });

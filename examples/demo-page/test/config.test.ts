@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,8 @@ import { NO_SERVER_REASON, schemaName, serverUrl } from '../../../packages/postg
 import { type Env, readConfig, runWorker } from '../src/index.js';
 
 const script = fileURLToPath(new URL('../scripts/generate-key.mjs', import.meta.url));
-const generateKey = () => execFileSync(process.execPath, [script], { encoding: 'utf8' }).trim();
+const generateKey = (...args: string[]) =>
+  execFileSync(process.execPath, [script, ...args], { encoding: 'utf8' }).trim();
 const ed25519 = (kid?: string) => ({
   ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }),
   ...(kid ? { kid } : {}),
@@ -43,15 +44,29 @@ async function withLogs(env: Env): Promise<{ lines: Array<Record<string, unknown
 }
 
 describe('JWT signing keys from the environment', () => {
-  it('generate-key prints a private Ed25519 JWK whose kid is the thumbprint the keyring computes', async () => {
-    const jwk = JSON.parse(generateKey()) as Record<string, string>;
-    expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' });
-    expect(jwk.d).toMatch(/^[\w-]{43}$/);
-    const { kid, ...noKid } = jwk;
-    const keyring = createKeyring({ keys: noKid, issuer: 'x', logger: silentLogger, clock: systemClock });
-    expect((await keyring.jwks()).keys[0]!.kid).toBe(kid);
-    // Two runs, two keys.
-    expect(JSON.parse(generateKey()).kid).not.toBe(kid);
+  it.each([
+    ['no argument', [], { kty: 'EC', crv: 'P-256', alg: 'ES256' }],
+    ['EdDSA', ['EdDSA'], { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' }],
+  ])(
+    'generate-key (%s) prints a private JWK whose kid is the thumbprint the keyring computes',
+    async (_, args, shape) => {
+      const jwk = JSON.parse(generateKey(...args)) as Record<string, string>;
+      expect(jwk).toMatchObject(shape);
+      expect(jwk.d).toMatch(/^[\w-]{43}$/);
+      const { kid, ...noKid } = jwk;
+      const keyring = createKeyring({ keys: noKid, issuer: 'x', logger: silentLogger, clock: systemClock });
+      expect(await keyring.alg).toBe(shape.alg);
+      expect((await keyring.jwks()).keys[0]!.kid).toBe(kid);
+      // Two runs, two keys.
+      expect(JSON.parse(generateKey(...args)).kid).not.toBe(kid);
+    },
+  );
+
+  it('generate-key refuses an algorithm it does not make', () => {
+    const run = spawnSync(process.execPath, [script, 'RS256'], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/usage: generate-key\.mjs \[ES256\|EdDSA\]/);
   });
 
   it('accepts a JWK, a JWK set (first signs, the rest verify) and a key file', async () => {
@@ -230,6 +245,26 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
     } finally {
       await worker.close();
     }
+  });
+});
+
+describe('browser sessions and token lifetime', () => {
+  it('turns cookie sessions on for ORIGIN and reads ACCESS_TOKEN_TTL_SECONDS (default 900)', async () => {
+    const config = await readConfig({ ...base, ORIGIN: 'https://app.example' });
+    expect(config.postern.cookieSessions).toEqual({ trustedOrigins: ['https://app.example'] });
+    expect(config.postern.accessTokenTtlSeconds).toBe(900);
+    await config.close();
+    const short = await readConfig({ ...base, ACCESS_TOKEN_TTL_SECONDS: '5' });
+    expect(short.postern.accessTokenTtlSeconds).toBe(5);
+    expect(short.postern.cookieSessions?.trustedOrigins).toEqual(['http://localhost:3000']);
+    await short.close();
+  });
+
+  it('refuses an ACCESS_TOKEN_TTL_SECONDS that is not a whole number of seconds up to a day, naming it', async () => {
+    for (const bad of ['0', '-1', '1.5', 'soon', '86401'])
+      await expect(readConfig({ ...base, ACCESS_TOKEN_TTL_SECONDS: bad })).rejects.toThrow(
+        /ACCESS_TOKEN_TTL_SECONDS/,
+      );
   });
 });
 

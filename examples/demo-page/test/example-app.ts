@@ -15,7 +15,7 @@ export const TEST_ENV: Env = {
   LOG_LEVEL: 'error',
 };
 
-/** Same scenarios for both example apps: same behaviour, same env vars (CONTRACT.md section 5). */
+/** Same scenarios for both example apps: same behaviour, same env vars. */
 export function describeExampleApp(name: string, startApp: StartApp): void {
   const env = TEST_ENV;
 
@@ -80,6 +80,16 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
     });
 
+    it('serves the JWKS at the origin root too, where other services look for <iss>/.well-known/jwks.json', async () => {
+      const root = await fetch(`${app.url}/.well-known/jwks.json`);
+      expect(root.status).toBe(200);
+      expect(root.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const jwks = (await root.json()) as { keys: Array<Record<string, unknown>> };
+      expect(jwks).toEqual(await (await fetch(`${app.url}/auth/.well-known/jwks.json`)).json());
+      // No JWT_PRIVATE_KEYS: one ephemeral key of the default algorithm.
+      expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'EC', crv: 'P-256', alg: 'ES256' })]);
+    });
+
     it('signs a user up and logs them in over HTTP', async () => {
       const email = `demo-${randomUUID()}@example.test`;
       const password = 'Tangerine-Orbit-Velvet-4821';
@@ -97,6 +107,43 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
       const me = await fetch(`${app.url}/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } });
       expect(me.status).toBe(200);
       expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email);
+    });
+  });
+
+  describe(`${name}: browser sessions for ORIGIN, ACCESS_TOKEN_TTL_SECONDS`, () => {
+    it('keeps the refresh token of a cookie login in an HttpOnly cookie that only pages of ORIGIN can use', async () => {
+      const app = await startApp({ ...env, ACCESS_TOKEN_TTL_SECONDS: '7' });
+      try {
+        const email = `cookie-${randomUUID()}@example.test`;
+        const password = 'Tangerine-Orbit-Velvet-4821';
+        const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+          fetch(app.url + path, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify(body),
+          });
+        expect((await post('/auth/signup', { name: 'Demo', email, password })).status).toBe(201);
+        const login = await post('/auth/login', { email, password, refreshToken: 'cookie' });
+        const [cookie] = login.headers.getSetCookie();
+        // ORIGIN is http://localhost: no __Secure- prefix, which browsers only take over https.
+        expect(cookie).toMatch(
+          /^postern_refresh=[\w-]{43}; Max-Age=604800; Path=\/auth; HttpOnly; Secure; SameSite=Strict$/,
+        );
+        expect(await login.json()).toEqual({
+          accessToken: expect.any(String),
+          tokenType: 'Bearer',
+          expiresIn: 7,
+        });
+        const jar = { cookie: cookie!.split(';')[0]! };
+        const refused = await post('/auth/refresh', {}, { ...jar, origin: 'http://localhost:3001' });
+        expect(refused.status).toBe(403);
+        expect(((await refused.json()) as { code: string }).code).toBe('csrf_refused');
+        const refreshed = await post('/auth/refresh', {}, { ...jar, origin: env.ORIGIN! });
+        expect(refreshed.status).toBe(200);
+        expect(refreshed.headers.getSetCookie()[0]).toMatch(/^postern_refresh=[\w-]{43};/);
+      } finally {
+        await app.close();
+      }
     });
   });
 

@@ -26,6 +26,11 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   const app = express();
   app.disable('x-powered-by');
   app.use(posternRouter(ph));
+  // The public keys at the origin too: `issuer` is this origin, and other services' JWKS
+  // clients (get-jwks, for one) look for `<iss>/.well-known/jwks.json`.
+  app.get('/.well-known/jwks.json', async (_req, res) => {
+    res.json(await ph.jwks());
+  });
   app.use(async (req, res, next) => {
     const file = await servePublic(req.method, req.url);
     if (!file) return next();

@@ -37,6 +37,9 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
     requestTimeout: 300_000,
   });
   await app.register(posternPlugin, { postern: ph });
+  // The public keys at the origin too: `issuer` is this origin, and other services' JWKS
+  // clients (get-jwks, for one) look for `<iss>/.well-known/jwks.json`.
+  app.get('/.well-known/jwks.json', () => ph.jwks());
   // Everything else is a problem+json 404 too, like unknown routes under Postern's prefixes.
   app.setNotFoundHandler((_req, reply) => notFound(reply));
   app.get('/*', async (req, reply) => {

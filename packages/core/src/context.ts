@@ -8,7 +8,7 @@ import type { Stores } from './ports/stores.js';
 import type { User } from './ports/user-store.js';
 import type { Keyring } from './tokens/keyring.js';
 
-/** The session answer of CONTRACT.md section 2. */
+/** The session answer of every route that completes a login. */
 export interface SessionAnswer {
   accessToken: string;
   tokenType: 'Bearer';
@@ -29,7 +29,14 @@ export interface SessionIssuer {
    *  changed, or it was disabled or deleted, since then (the session was ended at once). */
   issue(
     user: User,
-    opts: { refresh: boolean; amr: string[]; authTime?: number; ip: string; userAgent?: string },
+    opts: {
+      /** `'cookie'`: a browser session whose refresh token travels in the cookie. */
+      refresh: boolean | 'cookie';
+      amr: string[];
+      authTime?: number;
+      ip: string;
+      userAgent?: string;
+    },
   ): Promise<IssuedSession | null>;
   /** Ends every session (refresh-token family) of the user except `exceptSid`; their access
    *  tokens are refused from then on. */
@@ -46,7 +53,7 @@ export interface PasswordService {
   assertStrong(password: string, context: string[], field?: string): void;
 }
 
-/** Named limiter buckets (CONTRACT.md 2.3; numbers are configuration). */
+/** Named limiter buckets (docs/auth.md, Throttling; numbers are configuration). */
 export type ThrottleBucket =
   | 'login:email+ip'
   | 'login:email'
@@ -62,6 +69,8 @@ export type ThrottleBucket =
   | 'webauthn:ip'
   | 'member:user'
   | 'member:ip'
+  | 'inbox-account:user'
+  | 'reply:user'
   | 'refresh:session';
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
@@ -99,7 +108,7 @@ export interface MfaGate {
    *  `null` when that password changed meanwhile (see `issue`). */
   begin(
     user: User,
-    opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
+    opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta },
   ): Promise<MfaRequiredAnswer | null>;
   /** Kills every pending login of the user (password reset or change). Pass the stores of
    *  the caller's transaction so the kill commits with the change (and uses its connection:

@@ -1,4 +1,4 @@
-/** Stable error codes of CONTRACT.md section 3, with their HTTP status. */
+/** Stable error codes of the problem+json answers, with their HTTP status. */
 export const errorStatus = {
   validation_failed: 400,
   invalid_json: 400,
@@ -8,6 +8,7 @@ export const errorStatus = {
   webhook_signature_invalid: 401,
   reauth_required: 403,
   forbidden: 403,
+  csrf_refused: 403,
   not_found: 404,
   request_timeout: 408,
   email_taken: 409,
@@ -32,6 +33,7 @@ const titles: Record<ErrorCode, string> = {
   webhook_signature_invalid: 'Webhook signature invalid',
   reauth_required: 'Fresh authentication required',
   forbidden: 'Forbidden',
+  csrf_refused: 'Cross-site request refused',
   not_found: 'Not found',
   request_timeout: 'Request timeout',
   email_taken: 'Email already registered',
@@ -82,7 +84,7 @@ export class PosternError extends Error {
     this.code = code;
     this.status = errorStatus[code];
     this.detail = opts.detail;
-    // CONTRACT.md 3: a `validation_failed` answer always lists what failed, at least the body.
+    // A `validation_failed` answer always lists what failed, at least the body.
     this.errors =
       opts.errors ??
       (code === 'validation_failed' ? [{ path: '/', message: opts.detail ?? titles[code] }] : undefined);

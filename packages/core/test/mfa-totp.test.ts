@@ -11,7 +11,7 @@ interface Vector {
   mode: 'SHA1' | 'SHA256' | 'SHA512';
 }
 const fixture = JSON.parse(
-  readFileSync(new URL('../../../../shared/fixtures/totp/rfc6238.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('./fixtures/totp/rfc6238.json', import.meta.url), 'utf8'),
 ) as { seeds: Record<string, { hex: string }>; vectors: Vector[] };
 
 describe('TOTP', () => {

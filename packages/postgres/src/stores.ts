@@ -80,7 +80,7 @@ const OPTION_KEYS = { pool: true, schema: true, clock: true, logger: true, liste
 const isPool = (v: unknown): v is PoolLike =>
   typeof (v as PoolLike | null)?.query === 'function' && typeof (v as PoolLike).connect === 'function';
 
-/** `postgresStores(pool, opts?)` (CONTRACT.md 1) or `postgresStores({ pool, ...opts })`. */
+/** `postgresStores(pool, opts?)` or `postgresStores({ pool, ...opts })` (docs/postgres.md). */
 function storesOptions(
   first: PoolLike | PostgresStoresOptions,
   rest: Omit<PostgresStoresOptions, 'pool'>,

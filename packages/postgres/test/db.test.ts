@@ -19,7 +19,7 @@ beforeEach(() => db.reset());
 const stores = () => postgresStores({ pool: db.pool, schema: db.schema, listen: false });
 
 describe('postgresStores arguments', () => {
-  it('takes the pool itself (CONTRACT.md 1) as well as an options object', async () => {
+  it('takes the pool itself as well as an options object', async () => {
     const s = postgresStores(db.pool, { schema: db.schema, listen: false });
     const { id } = await s.outbox.publish({ name: 'n', payload: 'p' }, now);
     expect(await stores().outbox.get(id)).toMatchObject({ id, name: 'n' });

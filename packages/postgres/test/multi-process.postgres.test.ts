@@ -9,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';
 import { NO_SERVER_REASON, serverUrl } from './helpers/test-db.js';
 
-// CONTRACT.md 4.2 and issue item 6: two example apps (intake only, WORKERS=0) and three example
-// workers share one database. 1,000 signed webhooks (inbound mail and delivery events, with
-// redeliveries) go to both apps while one worker is killed with SIGKILL. Afterwards every
-// acknowledged webhook has had exactly one effect: none lost, none doubled.
+// At-least-once delivery with exactly one effect, across processes: two example apps (intake
+// only, WORKERS=0) and three example workers share one database. 1,000 signed webhooks (inbound
+// mail and delivery events, with redeliveries) go to both apps while one worker is killed with
+// SIGKILL. Afterwards every acknowledged webhook has had exactly one effect: none lost, none
+// doubled.
 
 const server = await serverUrl();
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -161,6 +162,8 @@ describe.skipIf(!server)(
           email: `owner${i}@mp.test`,
           password: `Quartz-Lantern-${i}-Meadow-Falcon`,
         });
+        // Members added by email count (and are notified) once their address is proven.
+        await stores.users.markEmailVerified(user.id);
         users.push(user.id);
       }
       for (let i = 0; i < ACCOUNTS; i++) {

@@ -47,7 +47,7 @@ describe('openApiConformance', () => {
     expect(
       await check('POST', 'http://h/auth/login', json(401, { code: 'x' }, 'application/problem+json')),
     ).toMatch(/required property/);
-    // CONTRACT.md 3: validation_failed always lists errors[].
+    // validation_failed always lists errors[].
     expect(await check('POST', 'http://h/auth/login', problem(400, 'validation_failed'))).toMatch(
       /required property 'errors'/,
     );

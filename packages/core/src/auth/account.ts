@@ -13,7 +13,7 @@ export async function userOf(d: { ctx: PosternContext }, principal: Principal): 
   return user;
 }
 
-/** Route 1: the user behind a valid access token. */
+/** `GET /auth/me`: the user behind a valid access token. */
 export async function me(d: AuthDeps, principal: Principal) {
   const user = await userOf(d, principal);
   const mfa = await mfaSummary(d.ctx, user.id);
@@ -29,7 +29,7 @@ export async function me(d: AuthDeps, principal: Principal) {
   };
 }
 
-/** Route 2: the roles of the authenticated user. */
+/** `GET /auth/roles`: the roles of the authenticated user. */
 export async function roles(d: AuthDeps, principal: Principal) {
   return { roles: (await userOf(d, principal)).roles };
 }

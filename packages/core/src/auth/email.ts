@@ -1,7 +1,7 @@
 import { domainToASCII, domainToUnicode } from 'node:url';
 
-/** The one canonical email form for uniqueness, lookup and limiter keys (SECURITY.md
- *  Everywhere): trimmed, NFC, lower case, and the domain in its one IDNA form, so `bücher.de`,
+/** The one canonical email form for uniqueness, lookup and limiter keys, used
+ *  everywhere: trimmed, NFC, lower case, and the domain in its one IDNA form, so `bücher.de`,
  *  `xn--bcher-kva.de` and a full-width spelling are one domain. A domain IDNA refuses is kept
  *  as typed (the address pattern refuses it, or it matches nothing). */
 export function canonicalEmail(email: string): string {

@@ -52,6 +52,8 @@ export function createAuthArea(ctx: PosternContext) {
     authenticate: bearer.token,
     /** The same for a request's `Authorization` header. */
     authenticateHeader: bearer.header,
+    /** Browser sessions (the refresh cookie), resolved; null when off. */
+    cookieSessions: config.cookieSessions,
     /** Stops the ended-sessions poller and waits for queued mails and rehashes. */
     async close(): Promise<void> {
       ended.stop();

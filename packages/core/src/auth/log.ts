@@ -35,10 +35,10 @@ export interface AuthEvent {
   [field: string]: unknown;
 }
 
-/** One security event: constant message, user input only in fields, never a password, code
- *  or token. A refusal (outcome `failure`) is a `warn` whatever `level` says: the default
- *  logger keeps warnings and drops `info`, and refusals are what an operator must see. The
- *  logger adds the time. */
+/** One security event (docs/auth.md, Logging): constant message, user input only in fields,
+ *  never a password, code or token. A refusal (outcome `failure`) is a `warn` whatever `level`
+ *  says: the default logger keeps warnings and drops `info`, and refusals are what an operator
+ *  must see. The logger adds the time. */
 export function logAuthEvent(
   logger: Logger,
   level: 'info' | 'warn',

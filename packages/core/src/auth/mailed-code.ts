@@ -5,7 +5,7 @@ import type { Stores } from '../ports/stores.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
 import type { AuthDeps } from './deps.js';
 
-/** The default lifetime of mailed six-digit codes (CONTRACT.md 2.1). */
+/** The default lifetime of mailed six-digit codes (10 minutes). */
 export const MAILED_CODE_TTL_SECONDS = 10 * 60;
 
 /** A code for a user's request, stored under `key` (a new one replaces the last). `bind` is

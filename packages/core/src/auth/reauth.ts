@@ -7,7 +7,7 @@ import { countFailure } from './failure-notice.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
 import { countPasswordAttempt } from './password-attempt.js';
 
-/** A login at most this old counts as fresh authentication (CONTRACT.md 2.1). */
+/** A login at most this old counts as fresh authentication (10 minutes). */
 export const REAUTH_WINDOW_SECONDS = 600;
 
 /** Guards a sensitive change (MFA factors, sessions): passes when the session's login

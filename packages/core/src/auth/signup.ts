@@ -23,7 +23,7 @@ export function passwordContext(d: AuthDeps, user: { email: string; name: string
   return contextWords([user.email, user.name, host(d.config.issuer), host(d.config.audience)]);
 }
 
-/** Registration. 409 `email_taken` for a registered email (a documented deviation: SECURITY.md). */
+/** Registration. 409 `email_taken` for a registered email (a documented deviation: docs/auth.md). */
 export async function signup(d: AuthDeps, input: SignupInput, meta: RequestMeta) {
   const { ctx, passwords, config } = d;
   await ctx.throttle.hit('signup:ip', ipOf(meta));

@@ -26,7 +26,7 @@ function downloadOrder(count: number, attempt: number, maxAttempts: number): num
 /** Stores each attachment through the file port, best-effort: a failure is logged with the
  *  outbox event id and the rest go on. Attachments already stored (a retry) are skipped.
  *  Returns how many could not be downloaded for now (provider 5xx, network, any failure but a
- *  permanent one): the caller has the event retried for them (CONTRACT.md 4.4, as the message
+ *  permanent one): the caller has the event retried for them (as the message
  *  fetch is). A failed store through the file port is not retried. Once `deadline` (wall-clock
  *  ms) has passed, or the dispatcher stops (`signal`), the downloads not yet started are left to
  *  that retry too, so each delivery makes progress within its lease; a stop also cuts short the

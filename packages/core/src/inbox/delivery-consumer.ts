@@ -4,7 +4,7 @@ import type { DeliveryStatus, DeliveryUpdate, InboxMessage } from '../ports/inbo
 import type { MailEvent, MailEventKind } from '../ports/mail-event-store.js';
 import { acceptedAt, parsePayload, storableDate } from './payload.js';
 
-/** Event type (without `email.`) -> what it does (CONTRACT.md 4.3). */
+/** Event type (without `email.`) -> what it does (docs/inbox.md, Delivery events). */
 const TYPES = new Map<string, { kind: MailEventKind; status: DeliveryStatus | null }>([
   ['sent', { kind: 'status', status: 'sent' }],
   ['delivered', { kind: 'status', status: 'delivered' }],

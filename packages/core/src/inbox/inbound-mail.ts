@@ -209,7 +209,7 @@ async function fetchOrGiveUp(
   }
 }
 
-/** Body source of CONTRACT.md 4.4: the provider API when configured (and the payload names
+/** Body source of an inbound mail: the provider API when configured (and the payload names
  *  an email id), else the payload's body fields, else its raw MIME. `null`: the provider does
  *  not know the email (404). Provider failures throw (retry), except a permanent one (an answer
  *  over the size cap): retrying could only end dead, so the payload's own fields are stored. */

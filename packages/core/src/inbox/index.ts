@@ -11,7 +11,7 @@ import { mailNotifier } from './notify.js';
 import { resolveInboxOptions, resolveProvider } from './options.js';
 import { createInboxRoutes } from './routes.js';
 
-/** Area B: webhook intake, the outbox, its consumers and the inbox API. */
+/** The inbox area: webhook intake, the outbox, its consumers and the inbox API. */
 export function createInboxArea(ctx: PosternContext) {
   const opts = resolveInboxOptions(ctx.options.inbox);
   ctx.provider = resolveProvider(ctx.options.provider, { ...opts, logger: ctx.logger });

@@ -117,7 +117,7 @@ export function referencesValue(ids: string[]): string {
 
 /** Matching keys of message ids: each id whole and by local part (before the last `@`),
  *  lower case. Two ids match when their key sets meet. Every local part counts, short ones too
- *  (CONTRACT.md 4.4 sets no minimum): a provider's short id must still meet the Message-ID that
+ *  (there is no minimum length): a provider's short id must still meet the Message-ID that
  *  carries it, and only outbound messages of the same account are ever compared. */
 export function threadKeys(ids: Array<string | null | undefined>): string[] {
   const keys = new Set<string>();

@@ -41,7 +41,7 @@ export const recordOutboundInput = z.strictObject({
   status: delivery.optional(),
 });
 
-/** Answer shapes of CONTRACT.md 4.5 with every field sent: the OpenAPI document is generated
+/** Answer shapes of the inbox API with every field sent: the OpenAPI document is generated
  *  from these, and the view types (views.ts) are inferred from them, so the two cannot drift. */
 /** An ISO 8601 UTC instant; typed as the format alone (zod's own pattern would fill the document). */
 const instant = z.string().meta({ format: 'date-time' });
@@ -56,9 +56,16 @@ export const accountSchema = z.object({
   createdAt: instant,
 });
 export const accountListSchema = z.object({ accounts: z.array(accountSchema) });
-export const memberSchema = z.object({
-  member: z.object({ accountId: z.string(), userId: z.string(), email: z.string(), role }),
+const memberView = z.object({
+  accountId: z.string(),
+  userId: z.string(),
+  email: z.string(),
+  role,
+  /** Added by email to a user whose address is not proven yet: no access until it is. */
+  pending: z.boolean(),
 });
+export const memberSchema = z.object({ member: memberView });
+export const memberListSchema = z.object({ members: z.array(memberView) });
 export const threadSummarySchema = z.object({
   id: z.string(),
   accountId: z.string(),

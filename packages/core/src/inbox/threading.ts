@@ -3,7 +3,7 @@ import { threadKeys } from './message-ids.js';
 
 export type ThreadMatch = { threadId: string; strategy: 'references' | 'subject_and_sender' | 'subject' };
 
-/** The threading waterfall of CONTRACT.md 4.4; the first strategy that finds a thread wins.
+/** The threading waterfall (docs/inbox.md); the first strategy that finds a thread wins.
  *  1. `In-Reply-To`/`References` ids against both ids of prior outbound messages;
  *  2. normalized subject + the sender was a recipient of a prior outbound message;
  *  3. normalized subject alone.

@@ -12,7 +12,7 @@ import type {
   threadSummarySchema,
 } from './schemas.js';
 
-/** The answer shapes of CONTRACT.md 4.5 (the library API returns the same), inferred from the
+/** The answer shapes of the inbox API (the library API returns the same), inferred from the
  *  schemas the OpenAPI document is generated from. */
 export type AccountView = z.infer<typeof accountSchema>;
 export type ThreadSummary = z.infer<typeof threadSummarySchema>;

@@ -15,26 +15,27 @@ type In<T extends z.ZodType> = z.input<T>;
 type Out<T extends z.ZodType> = z.output<T>;
 type Password = Out<typeof s.optionalPasswordBody>;
 
-/** Every MFA flow of routes 9-15 and the enrolment table, with already-validated input (what
+/** Every MFA flow of the login routes and the enrolment table, with already-validated input (what
  *  the routes call). Library calls without `meta.ip` skip the per-address limits. */
 export function createMfaFlows(env: MfaEnv) {
   return {
-    /** Route 9: completes a pending login with the mailed login code. */
+    /** `POST /auth/login/email-code`: completes a pending login with the mailed login code. */
     loginWithEmailCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token' }, meta),
-    /** Routes 10 and 13: mails a fresh code for a pending login (409 `nothing_to_resend`). */
+    /** `POST /auth/login/email-code/resend` and `POST /auth/mfa/resend`: mails a fresh code for a
+     *  pending login (409 `nothing_to_resend`). */
     resendCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
       login.resendCode(env, input, meta),
-    /** Route 11: a TOTP, mailed or recovery code. */
+    /** `POST /auth/mfa/verify`: a TOTP, mailed or recovery code. */
     verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, input, meta),
-    /** Route 12. */
+    /** `POST /auth/mfa/recovery`. */
     verifyRecoveryCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, { ...input, methodType: 'recovery', methodField: 'token' }, meta),
-    /** Route 14. */
+    /** `POST /auth/mfa/webauthn/options`. */
     webauthnLoginOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
       login.webauthnLoginOptions(env, input, meta),
-    /** Route 15. */
+    /** `POST /auth/mfa/webauthn/verify`. */
     webauthnLoginVerify: (input: Out<typeof s.webauthnVerifyBody>, meta: RequestMeta = {}) =>
       login.webauthnLoginVerify(
         env,

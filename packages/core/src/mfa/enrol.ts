@@ -27,8 +27,8 @@ import { regenerateRecoveryCodes } from './recovery.js';
 const fresh = (env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) =>
   requireFreshAuth(env.ctx, principal, password, { meta });
 
-/** Removal and recovery regeneration always need the password (SECURITY.md, MFA), whatever
- *  the login's age. A missing one answers 403 `reauth_required` (CONTRACT.md 2.1), not a field
+/** Removal and recovery regeneration always need the password, whatever
+ *  the login's age. A missing one answers 403 `reauth_required`, not a field
  *  error; a wrong one too, and counts as a failed login. */
 const withPassword = (env: MfaEnv, principal: Principal, password: string | undefined, meta: RequestMeta) =>
   requireFreshAuth(env.ctx, principal, password, { requirePassword: true, meta });

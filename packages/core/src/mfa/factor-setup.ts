@@ -66,11 +66,11 @@ export async function startEmail(env: MfaEnv, user: User): Promise<void> {
 }
 
 /** Enables the email factor when `code` is the mailed enrolment code (atomic, once). The
- *  caller counts the attempt as an MFA code (CONTRACT.md 2.3). The mailed code coming back also
+ *  caller counts the attempt as an MFA code (`code:user`). The mailed code coming back also
  *  proves the address, but only within the daily budget of email verification (`confirm:user`),
  *  which enrolment must not be a way around: while the address is unproven each attempt counts
- *  there too, and once that budget is spent the factor is still enabled (the MFA limits are the
- *  contract's) but the address is not marked proven. No live code (a parallel copy used it, it
+ *  there too, and once that budget is spent the factor is still enabled (under the MFA code
+ *  limits alone) but the address is not marked proven. No live code (a parallel copy used it, it
  *  expired, none was sent) is thrown, so the caller gives its point back: nothing was guessed. */
 export async function confirmEmail(
   env: MfaEnv,

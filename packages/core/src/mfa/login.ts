@@ -23,7 +23,7 @@ export type CodeMethod = 'totp' | 'email' | 'recovery';
 export async function beginMfa(
   env: MfaEnv,
   user: User,
-  opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
+  opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta },
 ): Promise<MfaRequiredAnswer | null> {
   const userId = user.id;
   const methods = loginMethods(env, user, opts.methods);
@@ -160,10 +160,11 @@ async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise
   };
 }
 
-/** Routes 9, 11, 12: completes a pending login with a code. Without `methodType`, a recovery
- *  code is recognised by its shape and a six-digit code is tried as TOTP, then as the emailed
- *  code; either way one wrong answer counts once. `methodField` names the body field an
- *  unoffered method is blamed on (route 9 has no `methodType`: its token is what is wrong). */
+/** `POST /auth/login/email-code`, `/auth/mfa/verify`, `/auth/mfa/recovery`: completes a
+ *  pending login with a code. Without `methodType`, a recovery code is recognised by its shape
+ *  and a six-digit code is tried as TOTP, then as the emailed code; either way one wrong answer
+ *  counts once. `methodField` names the body field an unoffered method is blamed on
+ *  (`/auth/login/email-code` has no `methodType`: its token is what is wrong). */
 export async function verifyCode(
   env: MfaEnv,
   input: { token: string; code: string; methodType?: CodeMethod; methodField?: string },
@@ -204,15 +205,16 @@ export async function verifyCode(
   return completeLogin(env, opened, used, meta);
 }
 
-/** Routes 10 and 13: mails a fresh code for a pending login whose user has the email method
- *  (the previous code dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
+/** `POST /auth/login/email-code/resend`, `/auth/mfa/resend`: mails a fresh code for a pending
+ *  login whose user has the email method (the previous code dies; failures so far are kept).
+ *  409 `nothing_to_resend` otherwise. */
 export async function resendCode(env: MfaEnv, input: { token: string }, meta: RequestMeta): Promise<void> {
   const { pending, user } = await openPending(env, input.token, meta);
   if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');
   await sendLoginCode(env, pending, user);
 }
 
-/** Route 14: WebAuthn request options for a pending login. */
+/** `POST /auth/mfa/webauthn/options`: WebAuthn request options for a pending login. */
 export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
   const p = await openPending(env, input.mfaToken, meta);
@@ -220,8 +222,8 @@ export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: strin
   return authenticationOptions(env, p.user.id, p.pending.jti, p.pending.expiresAt);
 }
 
-/** Route 15: completes a pending login with a WebAuthn assertion. A failed assertion counts
- *  as a wrong code; the challenge is gone either way (ask for fresh options). */
+/** `POST /auth/mfa/webauthn/verify`: completes a pending login with a WebAuthn assertion. A
+ *  failed assertion counts as a wrong code; the challenge is gone either way (ask for fresh options). */
 export async function webauthnLoginVerify(
   env: MfaEnv,
   input: { mfaToken: string; assertionResponse: AuthenticationResponseJSON },
@@ -240,7 +242,7 @@ export async function webauthnLoginVerify(
 export function createMfaGate(env: MfaEnv) {
   return {
     methods: (userId: string) => enabledMethods(env, userId),
-    begin: (user: User, opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta }) =>
+    begin: (user: User, opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta }) =>
       beginMfa(env, user, opts),
     async voidPending(userId: string, stores: Stores = env.ctx.stores) {
       await stores.pendingLogins.voidForUser(userId);

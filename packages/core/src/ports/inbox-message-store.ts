@@ -1,6 +1,6 @@
 export type MessageDirection = 'inbound' | 'outbound';
 
-/** Delivery statuses an outbound message moves through (CONTRACT.md 4.3). `queued`: accepted by
+/** Delivery statuses an outbound message moves through (docs/inbox.md). `queued`: accepted by
  *  the provider, no event yet. */
 export type DeliveryStatus =
   | 'queued'

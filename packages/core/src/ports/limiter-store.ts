@@ -5,7 +5,7 @@ export interface LimiterRecord {
   resetAt: Date;
 }
 
-/** Counters behind every throttle (CONTRACT.md 2.3), driven by rate-limiter-flexible
+/** Counters behind every throttle (docs/auth.md, Throttling), driven by rate-limiter-flexible
  *  (auth/throttle.ts adapts it). Fixed windows per key. Keys are built by the caller
  *  (`<bucket>:<canonical email | address | id>`). Implementations: memory, Postgres (an upsert
  *  `ON CONFLICT ... DO UPDATE` that restarts the window when `reset_at <= now`). */

@@ -12,7 +12,7 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
-/** One JSON line per entry, time in UTC epoch ms (SECURITY.md Logging); the entry's fields
+/** One JSON line per entry, time in UTC epoch ms (docs/auth.md, Logging); the entry's fields
  *  never replace `level`, `time` or `msg`. A field JSON cannot hold (a BigInt, a cycle) leaves
  *  the message only. */
 function line(level: Level, obj: Record<string, unknown>, msg?: string): string {

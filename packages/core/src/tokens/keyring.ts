@@ -24,7 +24,7 @@ export type Algorithm = 'EdDSA' | 'ES256' | 'HS256';
 
 /** One signing or verification key. The first configured key signs; every key verifies
  *  (so a new key can take over signing while tokens signed by the old one stay valid).
- *  A bare `KeyObject` names its algorithm by its type: Ed25519 -> EdDSA, P-256 -> ES256,
+ *  A bare `KeyObject` names its algorithm by its type: P-256 -> ES256, Ed25519 -> EdDSA,
  *  a secret key -> HS256. */
 export type KeyInput =
   | JWK
@@ -53,7 +53,7 @@ export interface Keyring {
 /** A key checked and typed, before its kid (a thumbprint needs an await) is known. */
 type CheckedKey = Omit<LoadedKey, 'kid'> & { kid?: string; jwk?: JWK };
 
-const UNSUPPORTED = 'use EdDSA (Ed25519), ES256 (P-256) or HS256 (a secret of 32+ bytes)';
+const UNSUPPORTED = 'use ES256 (P-256), EdDSA (Ed25519) or HS256 (a secret of 32+ bytes)';
 
 function algOfJwk(jwk: JWK): Algorithm {
   if (jwk.alg === 'EdDSA' || jwk.alg === 'Ed25519' || (jwk.kty === 'OKP' && jwk.crv === 'Ed25519'))
@@ -166,9 +166,12 @@ export function createKeyring(opts: {
   if (inputs.length === 0) {
     opts.logger.warn(
       { event: 'config_warning', reason: 'ephemeral_key' },
-      'no signing keys configured: using an ephemeral Ed25519 key; tokens die with this process',
+      'no signing keys configured: using an ephemeral ES256 (P-256) key; tokens die with this process',
     );
-    inputs = [generateKeyPairSync('ed25519').privateKey];
+    // ES256, not EdDSA: the JWKS stacks most Node services verify with (jsonwebtoken +
+    // jwks-rsa, fast-jwt + get-jwks) verify ES256 and not EdDSA, so the default key's tokens
+    // verify in a host's other services too.
+    inputs = [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey];
   }
   // Shapes, algorithms and sizes are checked here, synchronously: a bad key fails start-up.
   const checked = inputs.map(check);

@@ -46,7 +46,7 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
 }
 
 /** Webhook intake: signed routes that publish the raw body to the outbox. Order of work
- *  (CONTRACT.md 4): body read under the limit (neutral layer) -> secret configured (503) ->
+ *  (docs/webhooks.md): body read under the limit (neutral layer) -> secret configured (503) ->
  *  signature over the raw bytes (401) -> JSON object (400) -> route -> publish -> 202. An
  *  unverified body is never parsed or logged; nothing is published for a refused request. */
 export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteDef[] {

@@ -1,7 +1,7 @@
 import { EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
 import type { WebhookKind } from './types.js';
 
-/** The eight delivery/engagement event types (specification section 6). */
+/** The eight delivery/engagement event types. */
 export const DELIVERY_EVENT_TYPES: ReadonlySet<string> = new Set([
   'sent',
   'delivered',
@@ -34,7 +34,7 @@ function isDeliveryType(value: unknown): boolean {
   return DELIVERY_EVENT_TYPES.has(v.startsWith('email.') ? v.slice(6) : v);
 }
 
-/** Routing of the unified intake (specification 4.2 and CONTRACT.md 4.2), first match wins:
+/** Routing of the unified intake (docs/webhooks.md, Routing), first match wins:
  *  1. `type`, `event` or `name` contains `email.received`, `inbound` or `received` -> inbound;
  *  1b. `type` or `event` names a delivery type, bare or `email.`-prefixed -> event (Resend's
  *      delivery events carry `data.from/to/subject`, which rule 2 would send to inbound);
@@ -53,7 +53,7 @@ export function routeWebhook(body: object): WebhookKind {
   return typeof type === 'string' ? 'event' : 'inbound';
 }
 
-/** Outbox event name of each kind (specification section 6). */
+/** Outbox event name of each kind. */
 export function eventNameOf(kind: WebhookKind): string {
   return kind === 'event' ? EVENT_RECEIVED : INBOUND_RECEIVED;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { email, STRONG, session, setup, totpCode, totpUser, user } from './setup.js';
 
-/** CONTRACT.md 1: `ph.auth` holds every auth flow, MFA included, as a plain async function. */
+/** `ph.auth` holds every auth flow, MFA included, as a plain async function. */
 describe('ph.auth as a library', () => {
   it('enrols TOTP and completes an MFA login without HTTP', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });

@@ -170,6 +170,32 @@ describe('access tokens', () => {
     for (const keys of bad) expect(() => setup({ keys: keys as never })).toThrow(ConfigError);
   });
 
+  it('without keys: an ephemeral ES256 (P-256) key, announced by a warning, published in the JWKS', async () => {
+    const t = setup();
+    const s = await session(t, await user(t));
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        fields: { event: 'config_warning', reason: 'ephemeral_key' },
+        msg: expect.stringContaining('ephemeral ES256 (P-256) key'),
+      }),
+    );
+    const { keys } = await t.ph.jwks();
+    expect(keys).toEqual([
+      {
+        kty: 'EC',
+        crv: 'P-256',
+        x: expect.any(String),
+        y: expect.any(String),
+        kid: expect.any(String),
+        alg: 'ES256',
+        use: 'sig',
+      },
+    ]);
+    const header = JSON.parse(Buffer.from(s.accessToken.split('.')[0]!, 'base64url').toString());
+    expect(header).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: keys[0]!.kid });
+  });
+
   it('work with an HS256 secret of 32+ bytes, whose JWKS stays empty', async () => {
     const t = setup({ keys: { alg: 'HS256', secret: randomBytes(32) } });
     const u = await user(t);

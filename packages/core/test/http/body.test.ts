@@ -39,7 +39,7 @@ describe('readBody on Node streams', () => {
     await expect(read100(s).catch(codeOf)).resolves.toBe('validation_failed');
   });
 
-  it('says what failed in a validation_failed refusal (CONTRACT.md 3: errors[])', async () => {
+  it('says what failed in a validation_failed refusal (errors[])', async () => {
     const s = new PassThrough();
     s.destroy();
     await new Promise((r) => setImmediate(r));

@@ -162,7 +162,7 @@ describe('delivery consumer', () => {
     expect(await t.deliver('delivery', event('scheduled'), { id: 's-1' })).toEqual({ outcome: 'ignored' });
     expect(await t.stores.mailEvents.findById('s-1')).toMatchObject({ kind: 'other', status: null });
     expect((await read()).status).toBe('queued');
-    // Every event is kept (CONTRACT.md 4.3), also one that names no message: applied to nothing.
+    // Every event is kept, also one that names no message: applied to nothing.
     const noId = { type: 'email.bounced', data: { bounce: { message: 'mailbox full' } } };
     expect(await t.deliver('delivery', noId, { id: 'n-1' })).toEqual({ outcome: 'invalid_payload' });
     expect(await t.stores.mailEvents.findById('n-1')).toMatchObject({

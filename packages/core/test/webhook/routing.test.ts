@@ -8,7 +8,7 @@ import {
 } from '@postern/core';
 import { describe, expect, it } from 'vitest';
 
-const FIXTURES = new URL('../../../../../shared/fixtures/resend/', import.meta.url);
+const FIXTURES = new URL('../fixtures/resend/', import.meta.url);
 const fixture = (file: string) => JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8')) as object;
 const route = (json: string) => routeWebhook(JSON.parse(json) as object);
 
@@ -28,7 +28,7 @@ describe('routing of the unified webhook route', () => {
     });
   });
 
-  describe('rule 1b (CONTRACT.md 4.2): a type or event naming a delivery type is an event', () => {
+  describe('rule 1b: a type or event naming a delivery type is an event', () => {
     const types = [...DELIVERY_EVENT_TYPES];
     it('covers exactly the eight delivery/engagement types', () => {
       expect(types.sort()).toEqual(
@@ -133,7 +133,7 @@ describe('routing of the unified webhook route', () => {
     }
   });
 
-  it('maps kinds to the outbox event names of the specification', () => {
+  it('maps kinds to their outbox event names', () => {
     expect(eventNameOf('event')).toBe(EVENT_RECEIVED);
     expect(eventNameOf('inbound')).toBe(INBOUND_RECEIVED);
     expect(EVENT_RECEIVED).toBe('inbox.mail.webhook.event.received');

@@ -14,10 +14,7 @@ interface VectorCase {
   expect: 'valid' | 'error' | 'constructor_error';
 }
 const vectors = JSON.parse(
-  readFileSync(
-    new URL('../../../../../shared/fixtures/standard-webhooks/vectors.json', import.meta.url),
-    'utf8',
-  ),
+  readFileSync(new URL('../fixtures/standard-webhooks/vectors.json', import.meta.url), 'utf8'),
 ) as { secret: string; positive: VectorCase[]; negative: VectorCase[]; tolerance_seconds: number };
 
 const PREFIXES = ['webhook', 'svix'];
@@ -54,9 +51,9 @@ function standardHeaders(
   return { [`${p}-id`]: id, [`${p}-timestamp`]: ts, [`${p}-signature`]: `v1,${sig}` };
 }
 
-/** The reference libraries decode every secret as base64, prefixed or not; CONTRACT.md 4.1 takes
+/** The reference libraries decode every secret as base64, prefixed or not; Postern takes
  *  an unprefixed secret as its UTF-8 bytes. So vectors that use the bare base64 secret are run
- *  with the `whsec_` prefix that says "base64" here (the contract's rule has its own test). */
+ *  with the `whsec_` prefix that says "base64" here (Postern's rule has its own test). */
 const asContractSecret = (s: string) => (s.startsWith('whsec_') ? s : `whsec_${s}`);
 
 describe('Standard Webhooks test vectors', () => {

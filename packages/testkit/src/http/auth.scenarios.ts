@@ -37,7 +37,7 @@ async function resetCode(ctx: HttpContext, email: string, after = 0): Promise<st
   return code!;
 }
 
-/** Auth routes 1-8 and housekeeping (CONTRACT.md 2, 2.1-2.3, 3). */
+/** Auth routes and housekeeping: tokens, sessions, passwords, throttling, problem answers. */
 export function authScenarios(env: HttpEnv): void {
   describe('auth routes', () => {
     let ctx: HttpContext;
@@ -46,7 +46,7 @@ export function authScenarios(env: HttpEnv): void {
     });
     afterAll(() => ctx?.close());
 
-    describe('signup (route 5)', () => {
+    describe('signup', () => {
       it('registers an account with the canonical email and answers 201 { user }', async () => {
         const email = freshEmail('Mixed.Case');
         const res = await ctx.request('/auth/signup', {
@@ -240,7 +240,7 @@ export function authScenarios(env: HttpEnv): void {
       });
     });
 
-    describe('login (route 3), me (route 1), roles (route 2)', () => {
+    describe('login, me, roles', () => {
       it('answers a session without a refresh token unless asked for one', async () => {
         const a = await signUp(ctx);
         const plain = await login(ctx, a, false);
@@ -326,7 +326,7 @@ export function authScenarios(env: HttpEnv): void {
       });
     });
 
-    describe('refresh (route 4) and logout (route 6)', () => {
+    describe('refresh and logout', () => {
       it('rotates: every refresh answers a new pair and the new refresh token works', async () => {
         const a = await signUp(ctx);
         const s = await login(ctx, a);
@@ -391,7 +391,7 @@ export function authScenarios(env: HttpEnv): void {
       });
     });
 
-    describe('forgot (route 7) and forgot-reset (route 8)', () => {
+    describe('forgot and forgot-reset', () => {
       it('answers the same 202 { accepted: true } for known and unknown emails; only the known one gets mail', async () => {
         const a = await signUp(ctx);
         const unknown = freshEmail('nobody');
@@ -616,7 +616,7 @@ export function authScenarios(env: HttpEnv): void {
         );
         const enrolMail = await ctx.mail.waitFor(a.email, (m) => m.subject === 'Your sign-in code');
         const enrolCode = /\b(\d{6})\b/.exec(enrolMail.text)![1]!;
-        // The MFA limits are the contract's: the enrolment itself goes through...
+        // The MFA code limits alone apply: the enrolment itself goes through...
         await expectJson(
           await ctx.request('/auth/mfa/email/confirm', { json: { code: enrolCode }, bearer: s.accessToken }),
           200,
@@ -947,14 +947,21 @@ export function authScenarios(env: HttpEnv): void {
         await expectJson(await me(ctx, r1.accessToken), 200);
       });
 
-      it('GET /auth/.well-known/jwks.json serves public keys only', async () => {
+      it('GET /auth/.well-known/jwks.json serves public keys only, ES256 by default', async () => {
         const body = await expectJson<{ keys: Array<Record<string, unknown>> }>(
           await ctx.request('/auth/.well-known/jwks.json'),
           200,
         );
         expect(body.keys.length).toBeGreaterThan(0);
         for (const k of body.keys) {
-          expect(k).toMatchObject({ kid: expect.any(String), alg: 'EdDSA', use: 'sig' });
+          // P-256: the key type other services' JWKS clients read (see docs/verify-tokens.md).
+          expect(k).toMatchObject({
+            kid: expect.any(String),
+            alg: 'ES256',
+            use: 'sig',
+            kty: 'EC',
+            crv: 'P-256',
+          });
           expect(k.d).toBeUndefined();
           expect(k.k).toBeUndefined();
         }

@@ -26,7 +26,7 @@ function validator(schema: Json): ValidateFunction {
 }
 
 /** Statuses any route may answer outside its own list (documented under `default`): a slow or
- *  oversized request head. Never a 500: CONTRACT.md 3 allows none. */
+ *  oversized request head. Never a 500. */
 const ANY_ROUTE = new Set([408, 431]);
 
 /** The schema with the document's `$ref`s to its components put in place. */

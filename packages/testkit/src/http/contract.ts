@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { authScenarios } from './auth.scenarios.js';
+import { browserScenarios } from './browser.scenarios.js';
 import { coreScenarios } from './core.scenarios.js';
 import {
   createHttpEnv,
@@ -16,12 +17,13 @@ import { webhookScenarios } from './webhook.scenarios.js';
 const SCENARIOS: Record<HttpContractArea, (env: HttpEnv) => void> = {
   core: coreScenarios,
   auth: authScenarios,
+  browser: browserScenarios,
   mfa: mfaScenarios,
   webhook: webhookScenarios,
   inbox: inboxScenarios,
 };
 
-/** Registers the HTTP contract suite (CONTRACT.md) against one adapter: every area, or
+/** Registers the HTTP contract suite against one adapter: every area, or
  *  `opts.areas`. */
 export function describeHttpContract(name: string, mount: Mount, opts: HttpContractOptions = {}): void {
   const env = createHttpEnv(name, mount, opts);

@@ -32,7 +32,7 @@ function chunked(total: number, chunk = 16 * KiB): ReadableStream<Uint8Array> {
   });
 }
 
-/** Scenarios of the neutral HTTP layer every adapter must pass (CONTRACT.md section 3). */
+/** Scenarios of the neutral HTTP layer every adapter must pass (problem answers, bodies, limits). */
 export function coreScenarios(env: HttpEnv): void {
   describe('neutral HTTP layer', () => {
     let ctx: HttpContext;

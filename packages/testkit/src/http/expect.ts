@@ -9,7 +9,7 @@ export interface ProblemBody {
   errors?: Array<{ path: string; message: string }>;
 }
 
-/** Asserts an RFC 9457 answer (CONTRACT.md section 3) with `status` and `code`; returns its body. */
+/** Asserts an RFC 9457 answer with `status` and `code`; returns its body. */
 export async function expectProblem(res: Response, status: number, code: string): Promise<ProblemBody> {
   const text = await res.text();
   expect({ status: res.status, body: text.slice(0, 300) }).toMatchObject({ status });

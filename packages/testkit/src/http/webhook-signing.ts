@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 
-/** HMAC key of a webhook secret (CONTRACT.md 4.1): `whsec_<base64>` is decoded, anything else is
+/** HMAC key of a webhook secret: `whsec_<base64>` is decoded, anything else is
  *  its UTF-8 bytes. Written out here, not imported, so the suite checks the core independently. */
 export function webhookKey(secret: string): Buffer {
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');

@@ -80,7 +80,7 @@ const total = async (ctx: HttpContext) => {
   return s.pending + s.done + s.dead;
 };
 
-/** Webhook intake over HTTP (CONTRACT.md 4, SECURITY.md "Webhook intake"). */
+/** Webhook intake over HTTP: secrets, signatures, ordering of the checks, routing, redelivery. */
 export function webhookScenarios(env: HttpEnv): void {
   describe('webhook intake', () => {
     describe('with a secret configured', () => {
