@@ -123,7 +123,13 @@ async function postern() {
     keys: [jwk],
     maxSessionsPerUser: 1_000_000,
     // `refresh:session` too: each prepared token's chain rotates thousands of times a run.
-    throttle: { 'login:email': high, 'login:ip': high, 'signup:ip': high, 'refresh:session': high },
+    throttle: {
+      'login:email+ip': high,
+      'login:email': high,
+      'login:ip': high,
+      'signup:ip': high,
+      'refresh:session': high,
+    },
   });
   await ph.auth.signup(USER);
   const login = (refreshToken) =>

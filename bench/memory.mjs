@@ -42,6 +42,7 @@ const ph = createPostern({
   throttle: {
     'signup:ip': { points: 1e9, durationSeconds: 3600 },
     'login:ip': { points: 1e9, durationSeconds: 900 },
+    'login:email+ip': { points: 1e9, durationSeconds: 900 },
     'login:email': { points: 1e9, durationSeconds: 900 },
   },
   maxSessionsPerUser: 1e6,

@@ -55,6 +55,7 @@ export interface PasswordService {
 
 /** Named limiter buckets (docs/auth.md, Throttling; numbers are configuration). */
 export type ThrottleBucket =
+  | 'login:email+ip'
   | 'login:email'
   | 'login:ip'
   | 'code:user'

@@ -72,7 +72,7 @@ export function createPostern(options: PosternOptions) {
 
   const http = {
     logger,
-    authenticate: auth.authenticate,
+    authenticate: auth.authenticateHeader,
     clientIp: (req: Pick<NeutralRequest, 'ip' | 'headers'>) => clientIp(req, trusted),
   };
   const handle: (req: NeutralRequest) => Promise<NeutralResponse | null> = createHandler({

@@ -34,6 +34,7 @@ describe.skipIf(!server)(
             logger: silentLogger,
             // Every try is counted: keep the limits out of the way of the loops.
             throttle: {
+              'login:email+ip': { points: 100_000, durationSeconds: 900 },
               'login:email': { points: 100_000, durationSeconds: 900 },
               'login:ip': { points: 100_000, durationSeconds: 900 },
             },

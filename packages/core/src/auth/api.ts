@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { bearerToken } from '../http/bearer.js';
 import { validate } from '../http/handle.js';
 import type { HeaderValue, Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
+import type { BearerCheck } from './bearer-check.js';
 import type { AuthDeps } from './deps.js';
 import { confirmEmailChange, requestEmailChange } from './email-change.js';
 import { sendVerificationEmail, verifyEmail } from './email-verification.js';
@@ -20,11 +20,7 @@ type In<T extends z.ZodType> = z.input<T>;
 type Out<T extends z.ZodType> = z.output<T>;
 
 /** Every auth flow with already-validated input (what the routes call). */
-export function createAuthFlows(
-  d: AuthDeps,
-  sessions: SessionService,
-  authenticate: (token: string, meta?: RequestMeta | null) => Promise<Principal>,
-) {
+export function createAuthFlows(d: AuthDeps, sessions: SessionService, bearer: BearerCheck) {
   const admin = createAdmin(d);
   return {
     signup: (input: Out<typeof s.signupBody>, meta: RequestMeta = {}) => signup(d, input, meta),
@@ -98,11 +94,11 @@ export function createAuthFlows(
     deleteUser: admin.deleteUser,
     setRoles: admin.setRoles,
     /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
-    verifyAccessToken: authenticate,
+    verifyAccessToken: bearer.token,
     /** The same for a request's `Authorization` header (`Bearer <token>`, as Postern's own
      *  routes read it); `meta` goes into the log line of a refused ended session. */
     verifyAuthorization: async (authorization: HeaderValue, meta?: RequestMeta) =>
-      authenticate(bearerToken(authorization), meta),
+      bearer.header(authorization, meta),
   };
 }
 

@@ -14,9 +14,10 @@ const codeOf = (userId: string, newEmail: string) => ({
   bind: newEmail,
 });
 
-/** Step 1 (Bearer): the password always (the address is how an account is recovered), then a
- *  code is mailed to the new address. 409 `email_taken` when another account has it. A new
- *  request replaces the last code. */
+/** Step 1 (Bearer): the password always (the address is how an account is recovered; a wrong
+ *  one is a failed login), then a code is mailed to the new address. Every request with the
+ *  right password counts as a send (`resend`, `mail:user`), a 409 `email_taken` for an address
+ *  another account has included. A new request replaces the last code. */
 export async function requestEmailChange(
   d: AuthDeps,
   principal: Principal,
@@ -29,9 +30,15 @@ export async function requestEmailChange(
     throw new PosternError('validation_failed', {
       errors: [{ path: 'newEmail', message: 'This is already your address' }],
     });
-  if (await ctx.stores.users.findByEmail(input.newEmail)) throw new PosternError('email_taken');
-  await mailCode(d, codeOf(user.id, input.newEmail), (code, ttl) =>
-    emailChangeCodeMail(input.newEmail, code, ttl),
+  // Counted like a send, taken or not: the 409 would otherwise tell registered addresses apart
+  // as fast as a signed-in caller can ask.
+  await mailCode(
+    d,
+    codeOf(user.id, input.newEmail),
+    (code, ttl) => emailChangeCodeMail(input.newEmail, code, ttl),
+    async () => {
+      if (await ctx.stores.users.findByEmail(input.newEmail)) throw new PosternError('email_taken');
+    },
   );
   logAuthEvent(
     ctx.logger,

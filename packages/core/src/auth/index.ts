@@ -1,12 +1,9 @@
 import type { PosternContext } from '../context.js';
-import { PosternError } from '../errors.js';
-import type { Principal } from '../http/types.js';
-import { verifyAccessToken } from '../tokens/access-token.js';
 import { createAuthApi, createAuthFlows } from './api.js';
 import { createBackground } from './background.js';
+import { createBearerCheck } from './bearer-check.js';
 import type { AuthDeps } from './deps.js';
 import { createEndedSessions } from './ended-sessions.js';
-import { logAuthEvent, type RequestMeta } from './log.js';
 import { resolveAuthConfig } from './options.js';
 import { createPasswordService } from './passwords.js';
 import { authRoutes } from './routes.js';
@@ -39,28 +36,9 @@ export function createAuthArea(ctx: PosternContext) {
   const sessions = createSessionService(d);
   ctx.sessions = sessions.issuer;
 
-  /** Bearer check: signature and claims, then the in-memory ended set (no store round trip). */
-  async function authenticate(token: string, meta?: RequestMeta | null): Promise<Principal> {
-    const principal = await verifyAccessToken(ctx.keyring, config.audience, token);
-    if (await ended.has(principal.sid)) {
-      logAuthEvent(
-        ctx.logger,
-        'info',
-        {
-          event: 'authorization_denied',
-          outcome: 'failure',
-          reason: 'session_ended',
-          userId: principal.userId,
-          sid: principal.sid,
-        },
-        meta,
-      );
-      throw new PosternError('invalid_token');
-    }
-    return principal;
-  }
+  const bearer = createBearerCheck(ctx, config.audience, ended);
 
-  const flows = createAuthFlows(d, sessions, authenticate);
+  const flows = createAuthFlows(d, sessions, bearer);
   const routes = authRoutes(flows, {
     signup: config.signup,
     emailVerification: config.emailVerification,
@@ -70,7 +48,10 @@ export function createAuthArea(ctx: PosternContext) {
   return {
     api: createAuthApi(flows),
     routes,
-    authenticate,
+    /** The principal of an access token (401 `invalid_token`, logged). */
+    authenticate: bearer.token,
+    /** The same for a request's `Authorization` header. */
+    authenticateHeader: bearer.header,
     /** Browser sessions (the refresh cookie), resolved; null when off. */
     cookieSessions: config.cookieSessions,
     /** Stops the ended-sessions poller and waits for queued mails and rehashes. */

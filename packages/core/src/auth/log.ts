@@ -36,7 +36,9 @@ export interface AuthEvent {
 }
 
 /** One security event (docs/auth.md, Logging): constant message, user input only in fields,
- *  never a password, code or token. The logger adds the time. */
+ *  never a password, code or token. A refusal (outcome `failure`) is a `warn` whatever `level`
+ *  says: the default logger keeps warnings and drops `info`, and refusals are what an operator
+ *  must see. The logger adds the time. */
 export function logAuthEvent(
   logger: Logger,
   level: 'info' | 'warn',
@@ -44,7 +46,7 @@ export function logAuthEvent(
   meta?: RequestMeta | null,
 ): void {
   const { event, outcome, reason, userId, sid, ...extra } = e;
-  logger[level](
+  logger[outcome === 'failure' ? 'warn' : level](
     {
       event,
       outcome,

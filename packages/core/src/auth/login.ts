@@ -1,7 +1,9 @@
 import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
+import { countFailure, noticeAfterFailures } from './failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
+import { countPasswordAttempt } from './password-attempt.js';
 import type { SessionService } from './sessions.js';
 
 export interface LoginInput {
@@ -28,11 +30,13 @@ export async function login(
     throw new PosternError('validation_failed', {
       errors: [{ path: 'refreshToken', message: 'Cookie sessions are not enabled on this server' }],
     });
-  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', input.email]);
+  const attempt = await countPasswordAttempt(ctx, input.email, meta);
 
   const user = await ctx.stores.users.findByEmail(input.email);
   const ok = await passwords.verify(user, input.password);
   if (!user || !ok || user.disabled) {
+    // After the answer: a store write only known emails make must not show in the timing.
+    if (user && !ok) d.background.run('failure_count', () => countFailure(ctx, user.id));
     logAuthEvent(
       ctx.logger,
       'info',
@@ -47,9 +51,7 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
-  // Only failures count: the address gets this attempt back, the email's count is cleared.
-  await attempt.release('login:ip');
-  await ctx.throttle.reset('login:email', input.email);
+  await attempt.succeeded();
 
   if (passwords.needsRehash(user.passwordHash)) {
     d.background.run('rehash', async () => {
@@ -84,6 +86,7 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
+  await noticeAfterFailures(ctx, user, mfa ? 'password' : 'signin', meta);
   if ('mfaRequired' in started) {
     logAuthEvent(
       ctx.logger,

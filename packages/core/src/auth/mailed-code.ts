@@ -20,15 +20,20 @@ export interface MailedCode {
 const hashKeyOf = (c: MailedCode) => (c.bind === undefined ? c.key : `${c.key}\n${c.bind}`);
 
 /** Stores and mails a fresh code. One send per 30 s (`resend`) and a few per hour
- *  (`mail:user`): signup takes any address, so these must not flood a stranger's mailbox. */
+ *  (`mail:user`): signup takes any address, so these must not flood a stranger's mailbox.
+ *  `admit` runs once the send is counted, before any code is made: what it refuses (an
+ *  address another account has) costs the send too, so the refusal cannot be asked without
+ *  limit. */
 export async function mailCode(
   d: AuthDeps,
   c: MailedCode,
   mail: (code: string, ttlMinutes: number) => Mail,
+  admit?: () => Promise<void>,
 ): Promise<void> {
   const { ctx } = d;
   await ctx.throttle.hit('resend', c.key);
   await ctx.throttle.hit('mail:user', c.userId);
+  await admit?.();
   const code = await storeEmailCode(ctx.stores.emailCodes, {
     key: c.key,
     userId: c.userId,
@@ -37,6 +42,16 @@ export async function mailCode(
     hashKey: hashKeyOf(c),
   });
   d.background.run('mail', () => ctx.mailer.send(mail(code, MAILED_CODE_TTL_SECONDS / 60)));
+}
+
+/** Whether `code` is the live code of `c`, without using it: lets a caller skip costly work
+ *  (hashing recovery codes) for a wrong guess before `useEmailCode` decides for good. */
+export async function emailCodeMatches(ctx: PosternContext, c: MailedCode, code: string): Promise<boolean> {
+  const given = code.trim();
+  return (
+    isEmailCode(given) &&
+    (await ctx.stores.emailCodes.matches(c.key, hashEmailCode(hashKeyOf(c), given), ctx.clock.now()))
+  );
 }
 
 /** What a code attempt found: `used` (the right code, consumed with `onRight`'s writes),

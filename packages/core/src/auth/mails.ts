@@ -73,3 +73,31 @@ export function passwordChangedMail(to: string, at: Date, how: 'reset' | 'change
     ].join('\n'),
   };
 }
+
+/** To the owner when a step of a sign-in succeeded after several failures since the last
+ *  success: someone may have guessed the password (or be trying codes). No codes, no links. */
+export function failedAttemptsMail(
+  to: string,
+  failures: number,
+  at: Date,
+  step: 'password' | 'mfa' | 'signin',
+): Mail {
+  const what = {
+    password: 'Your password was entered correctly',
+    mfa: 'The second sign-in step of your account was passed',
+    signin: 'Someone signed in to your account',
+  }[step];
+  return {
+    to,
+    subject: 'A sign-in to your account followed failed attempts',
+    text: [
+      `${what} at ${at.toISOString()}, after ${failures} failed attempts since the last successful one.`,
+      step === 'password' ? 'The second sign-in step is still needed before a session is opened.' : '',
+      '',
+      'If this was you, nothing needs doing.',
+      'If not, reset your password now and review your sign-in methods and sessions.',
+    ]
+      .filter((line, i) => i !== 1 || line !== '')
+      .join('\n'),
+  };
+}

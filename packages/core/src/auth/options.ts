@@ -59,7 +59,10 @@ const MIN = 60;
 const DAY = 86400;
 
 export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
-  'login:email': { points: 10, durationSeconds: 15 * MIN },
+  // Failed password checks: low per email and address, so a stranger's guesses from one place
+  // never lock the owner out elsewhere; a high ceiling per email alone and per address.
+  'login:email+ip': { points: 10, durationSeconds: 15 * MIN },
+  'login:email': { points: 100, durationSeconds: 15 * MIN },
   'login:ip': { points: 100, durationSeconds: 15 * MIN },
   'code:user': { points: 10, durationSeconds: 15 * MIN },
   'code:ip': { points: 100, durationSeconds: 15 * MIN },

@@ -2,8 +2,10 @@ import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import { userOf } from './account.js';
 import type { AuthDeps } from './deps.js';
-import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
+import { countFailure } from './failure-notice.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
 import { passwordChangedMail } from './mails.js';
+import { countPasswordAttempt } from './password-attempt.js';
 import { passwordContext } from './signup.js';
 
 export interface ChangePasswordInput {
@@ -23,9 +25,9 @@ export async function changePassword(
 ): Promise<void> {
   const { ctx, passwords } = d;
   const user = await userOf(d, principal);
-  const ip = ipOf(meta);
-  const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', user.email]);
+  const attempt = await countPasswordAttempt(ctx, user.email, meta);
   if (!(await passwords.verify(user, input.currentPassword))) {
+    await countFailure(ctx, user.id);
     logAuthEvent(
       ctx.logger,
       'info',
@@ -40,7 +42,7 @@ export async function changePassword(
     );
     throw new PosternError('invalid_credentials');
   }
-  await attempt.release();
+  await attempt.succeeded();
   passwords.assertStrong(input.newPassword, passwordContext(d, user), 'newPassword');
   await passwords.assertNotBreached(input.newPassword, 'newPassword');
   const passwordHash = await passwords.hash(input.newPassword);

@@ -3,7 +3,9 @@ import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
 import { userOf } from './account.js';
-import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
+import { countFailure } from './failure-notice.js';
+import { logAuthEvent, type RequestMeta } from './log.js';
+import { countPasswordAttempt } from './password-attempt.js';
 
 /** A login at most this old counts as fresh authentication (10 minutes). */
 export const REAUTH_WINDOW_SECONDS = 600;
@@ -28,11 +30,12 @@ export async function requireFreshAuth(
   }
   const user = await ctx.stores.users.findById(principal.userId);
   if (!user) throw new PosternError('invalid_token');
-  const attempt = await ctx.throttle.take(['login:ip', ipOf(opts.meta)], ['login:email', user.email]);
+  const attempt = await countPasswordAttempt(ctx, user.email, opts.meta);
   if (user.disabled || !(await ctx.passwords.verify(user, password))) {
+    if (!user.disabled) await countFailure(ctx, user.id);
     throw denied(ctx, principal, 'wrong_password', opts.meta);
   }
-  await attempt.release();
+  await attempt.succeeded();
   return user;
 }
 

@@ -3,7 +3,7 @@ import type { ZodType } from 'zod';
 import { isPosternError, isStoreError, PosternError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { causeMessage, errorMessage } from '../util/error-message.js';
-import { BEARER_CHALLENGES, bearerToken } from './bearer.js';
+import { BEARER_CHALLENGES } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { firstValue } from './header.js';
 import {
@@ -24,10 +24,10 @@ export interface HandlerOptions {
   logger: Logger;
   /** Max body bytes per area when a route does not set its own. */
   bodyLimit: (route: RouteDef) => number;
-  /** Verifies a Bearer access token; throws `invalid_token`. */
-  /** `meta` is for the log line of a refused token. */
+  /** Verifies the `Authorization` header's Bearer access token; throws `invalid_token`.
+   *  `meta` is for the log line of a refused token. */
   authenticate: (
-    token: string,
+    authorization: HeaderValue,
     meta?: { ip: string; route: string; requestId: string },
   ) => Promise<Principal>;
   /** Client address from the socket address and the headers (trusted proxies only). */
@@ -64,7 +64,7 @@ function bearerPrincipal(
   headers: Record<string, HeaderValue>,
   at: { ip: string; route: string; requestId: string },
 ): Promise<Principal> {
-  return opts.authenticate(bearerToken(headers.authorization), at);
+  return opts.authenticate(headers.authorization, at);
 }
 
 function parseJson(raw: Uint8Array, headers: Record<string, HeaderValue>): unknown {
@@ -232,7 +232,7 @@ function failed(
       'unhandled error',
     );
   } else if (e.code === 'rate_limited') {
-    logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
+    logger.warn({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
   } else if (e.code === 'csrf_refused') {
     // A page of another origin made the browser send the refresh cookie, or a client forgot
     // its JSON content type: either way worth a look.

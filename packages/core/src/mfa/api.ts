@@ -24,7 +24,8 @@ export function createMfaFlows(env: MfaEnv) {
       login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token' }, meta),
     /** `POST /auth/login/email-code/resend` and `POST /auth/mfa/resend`: mails a fresh code for a
      *  pending login (409 `nothing_to_resend`). */
-    resendCode: (input: Out<typeof s.tokenBody>, _meta: RequestMeta = {}) => login.resendCode(env, input),
+    resendCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
+      login.resendCode(env, input, meta),
     /** `POST /auth/mfa/verify`: a TOTP, mailed or recovery code. */
     verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) =>
       login.verifyCode(env, input, meta),
@@ -82,10 +83,12 @@ export function createMfaFlows(env: MfaEnv) {
       enrol.disableMethod(env, principal, method, input?.password, meta),
 
     // `mfa.required`: a login without a method enrols its first one with the pending token.
-    enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolTotpSetup(env, input),
+    enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolTotpSetup(env, input, meta),
     enrolTotpConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
       atLogin.enrolTotpConfirm(env, input, meta),
-    enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>) => atLogin.enrolEmailSetup(env, input),
+    enrolEmailSetup: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
+      atLogin.enrolEmailSetup(env, input, meta),
     enrolEmailConfirm: (input: Out<typeof s.mfaTokenCodeBody>, meta: RequestMeta = {}) =>
       atLogin.enrolEmailConfirm(env, input, meta),
     enrolPasskeyOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>

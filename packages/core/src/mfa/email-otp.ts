@@ -51,7 +51,8 @@ export async function sendEmailCode(
 }
 
 /** Sends a login code for a pending login, within its send budget (cooldown and maximum,
- *  counted atomically in the store); 429 with `Retry-After` over it. */
+ *  counted atomically in the store) and the user's code mails (`mail:user`, shared by every
+ *  pending login of the user); 429 with `Retry-After` over either. */
 export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: User): Promise<void> {
   const r = await env.ctx.stores.pendingLogins.claimSend(pending.jti, env.ctx.clock.now(), {
     cooldownSeconds: env.cfg.resendCooldownSeconds,
@@ -60,6 +61,7 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
   if (!r) throw new PosternError('invalid_token');
   if (!r.ok)
     throw new PosternError('rate_limited', { retryAfter: r.retryAfterSeconds, reason: 'send_budget' });
+  await env.ctx.throttle.hit('mail:user', user.id);
   await sendEmailCode(env, user, loginCodeKey(pending.jti));
 }
 

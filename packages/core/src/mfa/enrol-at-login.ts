@@ -5,6 +5,7 @@ import { PosternError } from '../errors.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,
+  type Confirmed,
   confirmEmail,
   confirmPasskey,
   confirmTotp,
@@ -27,9 +28,9 @@ async function assertEnrolling(env: MfaEnv, p: OpenPending): Promise<void> {
     throw new PosternError('invalid_token');
 }
 
-async function open(env: MfaEnv, token: string, method: MfaMethod): Promise<OpenPending> {
+async function open(env: MfaEnv, token: string, method: MfaMethod, meta: RequestMeta): Promise<OpenPending> {
   assertAllowed(env, method);
-  const p = await openPending(env, token);
+  const p = await openPending(env, token, meta);
   await assertEnrolling(env, p);
   return p;
 }
@@ -40,9 +41,10 @@ async function enrolled(
   env: MfaEnv,
   opened: OpenPending,
   method: MfaMethod,
+  recoveryCodes: string[] | null,
   meta: RequestMeta,
 ): Promise<SessionAnswer & { recoveryCodes?: string[] }> {
-  const added = await factorAdded(env, opened.user, method, false, undefined, meta);
+  const added = await factorAdded(env, opened.user, method, recoveryCodes, undefined, meta);
   const session = await completeLogin(env, opened, method === 'webauthn' ? 'webauthn' : method, meta);
   return { ...session, ...added };
 }
@@ -52,35 +54,43 @@ async function confirmWith(
   mfaToken: string,
   meta: RequestMeta,
   method: MfaMethod,
-  confirm: (p: OpenPending) => Promise<boolean>,
+  confirm: (p: OpenPending) => Promise<Confirmed>,
 ) {
   assertAllowed(env, method);
+  let recoveryCodes: string[] | null = null;
   const opened = await attempt(env, mfaToken, meta, `enrol_${method}`, async (p) => {
     await assertEnrolling(env, p);
-    return confirm(p);
+    const confirmed = await confirm(p);
+    if (confirmed === false) return false;
+    recoveryCodes = confirmed.recoveryCodes;
+    return true;
   });
-  return enrolled(env, opened, method, meta);
+  return enrolled(env, opened, method, recoveryCodes, meta);
 }
 
-export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }) {
-  return startTotp(env, (await open(env, input.mfaToken, 'totp')).user);
+export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
+  return startTotp(env, (await open(env, input.mfaToken, 'totp', meta)).user);
 }
 
 export function enrolTotpConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
-  return confirmWith(env, input.mfaToken, meta, 'totp', (p) => confirmTotp(env, p.user, input.code));
+  return confirmWith(env, input.mfaToken, meta, 'totp', (p) => confirmTotp(env, p.user, input.code, true));
 }
 
-export async function enrolEmailSetup(env: MfaEnv, input: { mfaToken: string }): Promise<void> {
-  await startEmail(env, (await open(env, input.mfaToken, 'email')).user);
+export async function enrolEmailSetup(
+  env: MfaEnv,
+  input: { mfaToken: string },
+  meta: RequestMeta,
+): Promise<void> {
+  await startEmail(env, (await open(env, input.mfaToken, 'email', meta)).user);
 }
 
 export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
-  return confirmWith(env, input.mfaToken, meta, 'email', (p) => confirmEmail(env, p.user, input.code));
+  return confirmWith(env, input.mfaToken, meta, 'email', (p) => confirmEmail(env, p.user, input.code, true));
 }
 
 export async function enrolPasskeyOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  return startPasskey(env, (await open(env, input.mfaToken, 'webauthn')).user);
+  return startPasskey(env, (await open(env, input.mfaToken, 'webauthn', meta)).user);
 }
 
 export async function enrolPasskeyVerify(
@@ -90,8 +100,9 @@ export async function enrolPasskeyVerify(
 ) {
   let credentialId = '';
   const answer = await confirmWith(env, input.mfaToken, meta, 'webauthn', async (p) => {
-    credentialId = (await confirmPasskey(env, p.user, input.attestationResponse, input.name, meta)) ?? '';
-    return credentialId !== '';
+    const added = await confirmPasskey(env, p.user, input.attestationResponse, input.name, meta, true);
+    credentialId = added?.credentialId ?? '';
+    return added ?? false;
   });
   return { credentialId, ...answer };
 }

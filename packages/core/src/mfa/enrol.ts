@@ -8,6 +8,7 @@ import type { User } from '../ports/user-store.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,
+  type Confirmed,
   changed,
   confirmEmail,
   confirmPasskey,
@@ -34,18 +35,24 @@ const withPassword = (env: MfaEnv, principal: Principal, password: string | unde
 
 /** Code attempts during enrolment are throttled per user and address like login codes:
  *  counted before the check, given back when the code is right. */
-async function checkCode(env: MfaEnv, user: User, meta: RequestMeta, ok: () => Promise<boolean>) {
+async function checkCode(
+  env: MfaEnv,
+  user: User,
+  meta: RequestMeta,
+  confirm: () => Promise<Confirmed>,
+): Promise<string[] | null> {
   const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ipOf(meta)]);
-  let right: boolean;
+  let confirmed: Confirmed;
   try {
-    right = await ok();
+    confirmed = await confirm();
   } catch (e) {
     // Refused before a code was judged (e.g. no setup to confirm): not a wrong code.
     await counted.release();
     throw e;
   }
-  if (!right) throw new PosternError('invalid_code');
+  if (confirmed === false) throw new PosternError('invalid_code');
   await counted.release();
+  return confirmed.recoveryCodes;
 }
 
 const hasMfa = async (env: MfaEnv, user: User) => (await enabledMethods(env, user.id)).length > 0;
@@ -68,9 +75,9 @@ export async function totpConfirm(
 ) {
   assertAllowed(env, 'totp');
   const user = await fresh(env, principal, input.password, meta);
-  const hadMfa = await hasMfa(env, user);
-  await checkCode(env, user, meta, () => confirmTotp(env, user, input.code));
-  return factorAdded(env, user, 'totp', hadMfa, principal.sid, meta);
+  const first = !(await hasMfa(env, user));
+  const recoveryCodes = await checkCode(env, user, meta, () => confirmTotp(env, user, input.code, first));
+  return factorAdded(env, user, 'totp', recoveryCodes, principal.sid, meta);
 }
 
 export async function emailSetup(
@@ -91,9 +98,9 @@ export async function emailConfirm(
 ) {
   assertAllowed(env, 'email');
   const user = await fresh(env, principal, input.password, meta);
-  const hadMfa = await hasMfa(env, user);
-  await checkCode(env, user, meta, () => confirmEmail(env, user, input.code));
-  return factorAdded(env, user, 'email', hadMfa, principal.sid, meta);
+  const first = !(await hasMfa(env, user));
+  const recoveryCodes = await checkCode(env, user, meta, () => confirmEmail(env, user, input.code, first));
+  return factorAdded(env, user, 'email', recoveryCodes, principal.sid, meta);
 }
 
 export async function webauthnRegisterOptions(
@@ -115,10 +122,13 @@ export async function webauthnRegisterVerify(
 ) {
   assertAllowed(env, 'webauthn');
   const user = await fresh(env, principal, input.password, meta);
-  const hadMfa = await hasMfa(env, user);
-  const credentialId = await confirmPasskey(env, user, input.attestationResponse, input.name, meta);
-  if (!credentialId) throw new PosternError('invalid_code');
-  return { credentialId, ...(await factorAdded(env, user, 'webauthn', hadMfa, principal.sid, meta)) };
+  const first = !(await hasMfa(env, user));
+  const added = await confirmPasskey(env, user, input.attestationResponse, input.name, meta, first);
+  if (!added) throw new PosternError('invalid_code');
+  return {
+    credentialId: added.credentialId,
+    ...(await factorAdded(env, user, 'webauthn', added.recoveryCodes, principal.sid, meta)),
+  };
 }
 
 export async function listPasskeys(env: MfaEnv, principal: Principal) {

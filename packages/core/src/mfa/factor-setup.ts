@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { logAuthEvent, type RequestMeta } from '../auth/log.js';
-import { useEmailCode } from '../auth/mailed-code.js';
+import { emailCodeMatches, useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod, ThrottleBucket } from '../context.js';
 import { isPosternError, PosternError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';
-import { firstRecoveryCodes } from './recovery.js';
+import { type FirstCodes, firstRecoveryCodes, NO_CODES } from './recovery.js';
 import { otpauthUri, TOTP_SEED_BYTES, verifyTotp } from './totp.js';
 import { registrationOptions, verifyRegistration } from './webauthn.js';
 
@@ -33,14 +33,29 @@ export async function startTotp(env: MfaEnv, user: User) {
   return { secret: new URL(otpauth).searchParams.get('secret')!, otpauthUri: otpauth };
 }
 
-/** Turns the pending seed into the active factor when `code` matches it (atomic, once). */
-export async function confirmTotp(env: MfaEnv, user: User, code: string): Promise<boolean> {
-  const { mfaFactors } = env.ctx.stores;
+/** A confirmed factor and the recovery codes stored with it (a first factor's; null for a
+ *  later one, or when a parallel first factor stored its set first); `false`: not confirmed. */
+export type Confirmed = false | { recoveryCodes: string[] | null };
+
+/** The recovery codes a confirmation stores with its factor: a first factor's, hashed once
+ *  its code is known to be right. */
+const codesFor = (env: MfaEnv, user: User, first: boolean): Promise<FirstCodes> =>
+  first ? firstRecoveryCodes(env, user.id) : Promise.resolve(NO_CODES);
+
+/** Turns the pending seed into the active factor when `code` matches it (atomic, once), in one
+ *  transaction with the recovery codes of a first factor. */
+export async function confirmTotp(env: MfaEnv, user: User, code: string, first: boolean): Promise<Confirmed> {
   const now = env.ctx.clock.now();
-  const pending = await mfaFactors.getPendingTotp(user.id, now);
+  const pending = await env.ctx.stores.mfaFactors.getPendingTotp(user.id, now);
   if (!pending) return false;
   const step = await verifyTotp(env.sealer.open(pending.secret, user.id), code.trim(), nowSeconds(env));
-  return step !== null && (await mfaFactors.confirmPendingTotp(user.id, pending.secret, step, now));
+  if (step === null) return false;
+  const codes = await codesFor(env, user, first);
+  return env.ctx.stores.transaction(async (tx) =>
+    (await tx.mfaFactors.confirmPendingTotp(user.id, pending.secret, step, now))
+      ? { recoveryCodes: await codes.store(tx) }
+      : false,
+  );
 }
 
 export async function startEmail(env: MfaEnv, user: User): Promise<void> {
@@ -57,18 +72,29 @@ export async function startEmail(env: MfaEnv, user: User): Promise<void> {
  *  there too, and once that budget is spent the factor is still enabled (under the MFA code
  *  limits alone) but the address is not marked proven. No live code (a parallel copy used it, it
  *  expired, none was sent) is thrown, so the caller gives its point back: nothing was guessed. */
-export async function confirmEmail(env: MfaEnv, user: User, code: string): Promise<boolean> {
+export async function confirmEmail(
+  env: MfaEnv,
+  user: User,
+  code: string,
+  first: boolean,
+): Promise<Confirmed> {
+  const mailed = { userId: user.id, key: enrolCodeKey(user.id) };
   const proving = user.emailVerified ? null : await takeIfUnder(env, ['confirm:user', user.id]);
-  const r = await useEmailCode(env.ctx, { userId: user.id, key: enrolCodeKey(user.id) }, code, {
+  // Recovery codes are hashed only for a code that is right now; the use below still decides.
+  const codes =
+    first && (await emailCodeMatches(env.ctx, mailed, code)) ? await codesFor(env, user, true) : NO_CODES;
+  let recoveryCodes: string[] | null = null;
+  const r = await useEmailCode(env.ctx, mailed, code, {
     count: [],
     onRight: async (tx) => {
       await tx.mfaFactors.enableFactor({ userId: user.id, type: 'email', enabledAt: env.ctx.clock.now() });
       if (proving) await tx.users.markEmailVerified(user.id);
+      recoveryCodes = await codes.store(tx);
     },
   });
   if (proving && r !== 'wrong') await proving.release();
   if (r === 'gone') throw new PosternError('invalid_code');
-  return r === 'used';
+  return r === 'used' && { recoveryCodes };
 }
 
 /** A limiter point when the bucket has one left; null when it is spent (not an error here). */
@@ -83,21 +109,26 @@ async function takeIfUnder(env: MfaEnv, entry: readonly [ThrottleBucket, string]
 
 export const startPasskey = registrationOptions;
 
-/** Stores the credential when the attestation verifies; its id, or null. */
+/** Stores the credential when the attestation verifies, in one transaction with the recovery
+ *  codes of a first factor; its id with the codes, or null. */
 export async function confirmPasskey(
   env: MfaEnv,
   user: User,
   attestation: RegistrationResponseJSON,
   name: string | undefined,
   meta: RequestMeta,
-): Promise<string | null> {
+  first: boolean,
+): Promise<{ credentialId: string; recoveryCodes: string[] | null } | null> {
   const cred = await verifyRegistration(env, user, attestation, name ?? 'Passkey', meta);
   if (!cred) return null;
-  if (!(await env.ctx.stores.webauthnCredentials.addCredential(cred)))
-    throw new PosternError('validation_failed', {
-      errors: [{ path: 'attestationResponse', message: 'this credential is already registered' }],
-    });
-  return cred.id;
+  const codes = await codesFor(env, user, first);
+  return env.ctx.stores.transaction(async (tx) => {
+    if (!(await tx.webauthnCredentials.addCredential(cred)))
+      throw new PosternError('validation_failed', {
+        errors: [{ path: 'attestationResponse', message: 'this credential is already registered' }],
+      });
+    return { credentialId: cred.id, recoveryCodes: await codes.store(tx) };
+  });
 }
 
 /** After a change: the user's other sessions end (option; all of them when `exceptSid` is
@@ -127,16 +158,16 @@ export async function changed(
   );
 }
 
-/** A factor was just confirmed: recovery codes when it is the first one (MFA turns on). */
+/** A factor was just confirmed (with its recovery codes when it was the first one, MFA
+ *  turning on): other sessions end, the owner is told, the codes are shown once. */
 export async function factorAdded(
   env: MfaEnv,
   user: User,
   method: MfaMethod,
-  hadMfa: boolean,
+  recoveryCodes: string[] | null,
   exceptSid: string | undefined,
   meta: RequestMeta,
 ): Promise<{ recoveryCodes?: string[] }> {
-  const recoveryCodes = hadMfa ? null : await firstRecoveryCodes(env, user.id);
   await changed(env, user, exceptSid, { kind: 'added', method }, meta);
   return recoveryCodes ? { recoveryCodes } : {};
 }

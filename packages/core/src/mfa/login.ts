@@ -1,8 +1,9 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialsHold } from '../auth/credentials-hold.js';
+import { noticeAfterFailures } from '../auth/failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
-import { PosternError } from '../errors.js';
+import { isPosternError, PosternError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
 import type { User } from '../ports/user-store.js';
 import { isEmailCode } from '../tokens/email-code.js';
@@ -26,7 +27,8 @@ export async function beginMfa(
 ): Promise<MfaRequiredAnswer | null> {
   const userId = user.id;
   const methods = loginMethods(env, user, opts.methods);
-  const mailCode = methods.length === 1 && methods[0] === 'email';
+  const mailCode =
+    methods.length === 1 && methods[0] === 'email' && (await underMailCap(env, user, opts.meta));
   const { token, pending } = await issuePending(env, userId, {
     refresh: opts.refresh,
     methods,
@@ -49,6 +51,27 @@ export async function beginMfa(
   if (await hasRecoveryCodes(env, userId)) offered.push('recovery');
   challenged(env, { userId, methods: offered }, opts.meta);
   return { mfaRequired: true, mfaToken: token, methods: offered };
+}
+
+/** A login of an email-only user mails a code, counted per user with every other code mail
+ *  (`mail:user`), so whoever has the password cannot flood the owner's mailbox by logging in.
+ *  Over the cap the login still answers its pending token (the password was right; a 429 would
+ *  lock the owner out of the second step for the window) but mails nothing, and says so in a
+ *  warning; the resend routes then answer 429 with `Retry-After` until the window ends. */
+async function underMailCap(env: MfaEnv, user: User, meta: RequestMeta): Promise<boolean> {
+  try {
+    await env.ctx.throttle.hit('mail:user', user.id);
+    return true;
+  } catch (e) {
+    if (!isPosternError(e) || e.code !== 'rate_limited') throw e;
+    logAuthEvent(
+      env.ctx.logger,
+      'warn',
+      { event: 'mfa_code_not_mailed', outcome: 'failure', reason: 'mail:user', userId: user.id },
+      meta,
+    );
+    return false;
+  }
 }
 
 function challenged(
@@ -91,6 +114,7 @@ export async function completeLogin(
     throw new PosternError('invalid_token');
   }
   const { sid, answer } = issued;
+  await noticeAfterFailures(env.ctx, user, 'mfa', meta);
   logAuthEvent(
     env.ctx.logger,
     'info',
@@ -184,8 +208,8 @@ export async function verifyCode(
 /** `POST /auth/login/email-code/resend`, `/auth/mfa/resend`: mails a fresh code for a pending
  *  login whose user has the email method (the previous code dies; failures so far are kept).
  *  409 `nothing_to_resend` otherwise. */
-export async function resendCode(env: MfaEnv, input: { token: string }): Promise<void> {
-  const { pending, user } = await openPending(env, input.token);
+export async function resendCode(env: MfaEnv, input: { token: string }, meta: RequestMeta): Promise<void> {
+  const { pending, user } = await openPending(env, input.token, meta);
   if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');
   await sendLoginCode(env, pending, user);
 }
@@ -193,7 +217,7 @@ export async function resendCode(env: MfaEnv, input: { token: string }): Promise
 /** `POST /auth/mfa/webauthn/options`: WebAuthn request options for a pending login. */
 export async function webauthnLoginOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  const p = await openPending(env, input.mfaToken);
+  const p = await openPending(env, input.mfaToken, meta);
   assertOffered(p, 'webauthn', 'mfaToken');
   return authenticationOptions(env, p.user.id, p.pending.jti, p.pending.expiresAt);
 }

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import { reasonOf, tokenFingerprint } from '../auth/bearer-check.js';
+import { countFailure } from '../auth/failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
@@ -45,17 +48,33 @@ export interface OpenPending {
 }
 
 /** Verifies a pending token and loads its live server state and user; 401 `invalid_token`
- *  for anything else (expired, used, dead, access token, user gone or disabled). */
-export async function openPending(env: MfaEnv, token: string): Promise<OpenPending> {
-  const claims = await env.ctx.keyring.verify(token, {
-    typ: PENDING_TYP,
-    audience: env.cfg.pendingAudience,
-    requiredClaims: ['sub', 'jti', 'exp', 'iat'],
-  });
+ *  for anything else (expired, used, dead, access token, user gone or disabled), logged at
+ *  `warn` as `mfa_failed` with the reason and the token's fingerprint. */
+export async function openPending(env: MfaEnv, token: string, meta?: RequestMeta): Promise<OpenPending> {
+  const refused = (reason: string, userId?: string) => {
+    logAuthEvent(
+      env.ctx.logger,
+      'warn',
+      { event: 'mfa_failed', outcome: 'failure', reason, userId, tokenSha256: tokenFingerprint(token) },
+      meta,
+    );
+    return new PosternError('invalid_token', { reason });
+  };
+  let claims: JWTPayload;
+  try {
+    claims = await env.ctx.keyring.verify(token, {
+      typ: PENDING_TYP,
+      audience: env.cfg.pendingAudience,
+      requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+    });
+  } catch (e) {
+    throw refused(reasonOf(e));
+  }
   const pending = await env.ctx.stores.pendingLogins.get(String(claims.jti), env.ctx.clock.now());
-  if (!pending || pending.userId !== claims.sub) throw new PosternError('invalid_token');
+  // Used, voided by a password change, or failed too often: the token is spent.
+  if (!pending || pending.userId !== claims.sub) throw refused('pending_ended', String(claims.sub));
   const user = await env.ctx.stores.users.findById(pending.userId);
-  if (!user || user.disabled) throw new PosternError('invalid_token');
+  if (!user || user.disabled) throw refused('user_unavailable', pending.userId);
   return { pending, user };
 }
 
@@ -80,7 +99,7 @@ export async function attempt(
   method: string,
   check: (p: OpenPending) => Promise<FactorCheck>,
 ): Promise<OpenPending> {
-  const opened = await openPending(env, token);
+  const opened = await openPending(env, token, meta);
   const { pending, user } = opened;
   const { logger, clock, stores } = env.ctx;
   const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ipOf(meta)]);
@@ -111,6 +130,7 @@ export async function attempt(
     // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
     // step was taken meanwhile): the answer is that of a used-up token.
     if (failures === null) throw await notCounted(new PosternError('invalid_token'));
+    await countFailure(env.ctx, user.id);
     throw refused('wrong_code');
   }
   const won = await stores.pendingLogins.consume(pending.jti, clock.now());

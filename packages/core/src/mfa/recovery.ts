@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { RecoveryCode } from '../ports/recovery-code-store.js';
+import type { Stores } from '../ports/stores.js';
 import type { MfaEnv } from './env.js';
 
 // Crockford base32: no I, L, O, U, so codes read aloud and typed by hand survive.
@@ -61,12 +62,24 @@ export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Prom
   return shown;
 }
 
-/** The set of the first factor: stored only when the user has none, so of two first factors
- *  confirmed at once only one shows codes, and those work. Null when another set was there. */
-export async function firstRecoveryCodes(env: MfaEnv, userId: string): Promise<string[] | null> {
-  const { shown, rows } = await newRecoveryCodes(env, userId);
-  return (await env.ctx.stores.recoveryCodes.addIfNone(userId, rows)) ? shown : null;
+/** How a factor's confirmation also stores the recovery codes of a first factor, inside the
+ *  factor's own transaction: MFA never turns on without its codes, and codes never exist for a
+ *  factor that did not commit. */
+export interface FirstCodes {
+  /** Stores the set only when the user has none (of two first factors confirmed at once only
+   *  one shows codes, and those work); the codes to show, or null when another set was there. */
+  store(tx: Stores): Promise<string[] | null>;
 }
+
+/** The set of a first factor, hashed now (Argon2id holds no connection or transaction open):
+ *  call it once the code is known to be right, just before the factor's transaction. */
+export async function firstRecoveryCodes(env: MfaEnv, userId: string): Promise<FirstCodes> {
+  const { shown, rows } = await newRecoveryCodes(env, userId);
+  return { store: async (tx) => ((await tx.recoveryCodes.addIfNone(userId, rows)) ? shown : null) };
+}
+
+/** No codes to store: the user already had a factor. */
+export const NO_CODES: FirstCodes = { store: async () => null };
 
 /** Checks a recovery code without using it: Argon2id check of the one stored code with its
  *  selector. Returns how to use it up (atomic single use; the number of codes left, or null

@@ -277,7 +277,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       summary: 'mfa.required: start TOTP enrolment during a login without a method',
       responses: { 200: { description: 'Seed', schema: s.totpSeedAnswer } },
       errors: ['invalid_token', 'not_found'],
-      handler: async ({ body }) => ({ status: 200, body: await flows.enrolTotpSetup(body) }),
+      handler: async (rc) => ({ status: 200, body: await flows.enrolTotpSetup(rc.body, metaOf(rc)) }),
     }),
     route({
       method: 'POST',
@@ -298,8 +298,8 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
       summary: 'mfa.required: mail an enrolment code during a login without a method',
       errors: ['invalid_token', 'not_found', 'rate_limited'],
       responses: accepted,
-      handler: async ({ body }) => {
-        await flows.enrolEmailSetup(body);
+      handler: async (rc) => {
+        await flows.enrolEmailSetup(rc.body, metaOf(rc));
         return { status: 202, body: { accepted: true } };
       },
     }),

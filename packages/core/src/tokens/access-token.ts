@@ -44,7 +44,7 @@ export async function verifyAccessToken(
     typeof jti !== 'string' ||
     typeof exp !== 'number'
   )
-    throw new PosternError('invalid_token');
+    throw new PosternError('invalid_token', { reason: 'bad_claim' });
   return {
     userId: sub,
     sid,

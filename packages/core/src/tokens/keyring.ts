@@ -7,6 +7,7 @@ import {
 } from 'node:crypto';
 import {
   calculateJwkThumbprint,
+  errors,
   exportJWK,
   type JWK,
   type JWTHeaderParameters,
@@ -14,7 +15,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
-import { ConfigError, PosternError } from '../errors.js';
+import { ConfigError, isPosternError, PosternError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { errorMessage } from '../util/error-message.js';
@@ -117,6 +118,25 @@ function check(input: KeyInput): CheckedKey {
   return { ...fromKeyObject(key, alg), kid };
 }
 
+/** Why jose refused a token, for the log line of the refusal (never for the answer, which is
+ *  one `invalid_token` whatever the reason). */
+function refusalReason(e: unknown): string {
+  if (isPosternError(e)) return e.reason ?? 'invalid';
+  if (!(e instanceof errors.JOSEError)) return 'invalid';
+  if (e instanceof errors.JWTExpired) return 'expired';
+  if (e instanceof errors.JWTClaimValidationFailed) {
+    if (e.reason === 'missing') return 'missing_claim';
+    return (
+      { typ: 'wrong_type', aud: 'wrong_audience', iss: 'wrong_issuer', nbf: 'not_yet_valid', iat: 'bad_iat' }[
+        e.claim
+      ] ?? 'bad_claim'
+    );
+  }
+  if (e instanceof errors.JWSSignatureVerificationFailed) return 'bad_signature';
+  if (e instanceof errors.JOSEAlgNotAllowed) return 'wrong_algorithm';
+  return 'malformed';
+}
+
 /** Keys are looked up by kid: a repeated one would hide one of the two keys. */
 function assertUniqueKids(kids: string[]): void {
   const seen = new Set<string>();
@@ -189,7 +209,7 @@ export function createKeyring(opts: {
           token,
           (header: JWTHeaderParameters) => {
             const key = header.kid === undefined ? undefined : byKid.get(header.kid);
-            if (!key) throw new PosternError('invalid_token');
+            if (!key) throw new PosternError('invalid_token', { reason: 'unknown_key' });
             return key.verify;
           },
           {
@@ -203,8 +223,8 @@ export function createKeyring(opts: {
           },
         );
         return payload;
-      } catch {
-        throw new PosternError('invalid_token');
+      } catch (e) {
+        throw new PosternError('invalid_token', { reason: refusalReason(e) });
       }
     },
     async jwks() {

@@ -56,3 +56,42 @@ describe('reset codes without an address', () => {
     await session(t, { email: u.email, password: 'violet-otter-jumps-gravel-1987' });
   });
 });
+
+describe('email change requests are limited', () => {
+  it('a taken address costs a send: one per 30 s and 10 per hour per user, then 429 before the lookup', async () => {
+    const t = setup();
+    const u = await user(t);
+    const others = await Promise.all(Array.from({ length: 12 }, () => user(t)));
+    const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    const ask = (newEmail: string) => t.ph.auth.requestEmailChange(principal, { newEmail, password: STRONG });
+    await expect(ask(others[0]!.email)).rejects.toMatchObject({ code: 'email_taken' });
+    // Within 30 s of the last request: refused before anything tells whether the address is taken.
+    await expect(ask(others[1]!.email)).rejects.toMatchObject({ code: 'rate_limited', status: 429 });
+    await expect(ask(email('free'))).rejects.toMatchObject({ code: 'rate_limited' });
+    for (let i = 2; i < 11; i++) {
+      t.clock.advance(31_000);
+      await expect(ask(others[i]!.email)).rejects.toMatchObject({ code: 'email_taken' });
+    }
+    t.clock.advance(31_000);
+    await expect(ask(others[11]!.email)).rejects.toMatchObject({ code: 'rate_limited' });
+    t.clock.advance(60 * 60_000);
+    await expect(ask(others[11]!.email)).rejects.toMatchObject({ code: 'email_taken' });
+  });
+
+  it('a wrong password is a failed login of the account: 10 from one address, then 429', async () => {
+    const t = setup();
+    const u = await user(t);
+    const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
+    const meta = { ip: '203.0.113.9' };
+    for (let i = 0; i < 10; i++)
+      await expect(
+        t.ph.auth.requestEmailChange(principal, { newEmail: email('x'), password: `wrong-${i}-pass` }, meta),
+      ).rejects.toMatchObject({ code: 'reauth_required' });
+    await expect(t.ph.auth.login({ email: u.email, password: STRONG }, meta)).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
+    await expect(
+      t.ph.auth.requestEmailChange(principal, { newEmail: email('x'), password: STRONG }, meta),
+    ).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+});

@@ -22,9 +22,52 @@ describe('throttling', () => {
     await t.ph.auth.login({ email: u.email, password: u.password });
   });
 
+  it("a stranger's failures from one address never refuse the owner on another", async () => {
+    const t = setup();
+    const u = await user(t);
+    const A = '203.0.113.10';
+    const B = '198.51.100.20';
+    for (let i = 0; i < 10; i++)
+      await expect(
+        t.ph.auth.login({ email: u.email, password: `nope-${i}` }, { ip: A }),
+      ).rejects.toMatchObject(bad);
+    await t.ph.auth.login({ email: u.email, password: u.password }, { ip: B });
+    // Re-authentication and a password change go through the same buckets.
+    const p = await t.ph.auth.verifyAccessToken(
+      (
+        (await t.ph.auth.login({ email: u.email, password: u.password }, { ip: B })) as {
+          accessToken: string;
+        }
+      ).accessToken,
+    );
+    await t.ph.auth.requireFreshAuth(p, { password: u.password, requirePassword: true }, { ip: B });
+    // The 11th from A is refused, the right password included, before any hash.
+    await expect(t.ph.auth.login({ email: u.email, password: u.password }, { ip: A })).rejects.toMatchObject(
+      limited,
+    );
+    await expect(
+      t.ph.auth.requireFreshAuth(p, { password: u.password, requirePassword: true }, { ip: A }),
+    ).rejects.toMatchObject(limited);
+    // The owner's success on B did not forgive A's failures; the window's end does.
+    t.clock.advance(15 * MIN);
+    await t.ph.auth.login({ email: u.email, password: u.password }, { ip: A });
+  });
+
+  it('failures from many addresses meet the ceiling of the email alone (100 per 15 min)', async () => {
+    const t = setup({ throttle: { 'login:email': { points: 25, durationSeconds: 900 } } });
+    const u = await user(t);
+    for (let i = 0; i < 25; i++)
+      await expect(
+        t.ph.auth.login({ email: u.email, password: 'nope' }, { ip: `203.0.113.${i}` }),
+      ).rejects.toMatchObject(bad);
+    await expect(
+      t.ph.auth.login({ email: u.email, password: u.password }, { ip: '198.51.100.1' }),
+    ).rejects.toMatchObject({ ...limited, reason: 'login:email' });
+  });
+
   it('checks the limit before any Argon2 work', async () => {
     const t = setup({
-      throttle: { 'login:email': { points: 1, durationSeconds: 900 } },
+      throttle: { 'login:email+ip': { points: 1, durationSeconds: 900 } },
       passwordHashing: { memoryCost: 65536, timeCost: 3 },
     });
     const u = await user(t);

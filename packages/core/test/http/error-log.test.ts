@@ -73,7 +73,7 @@ it('logs a 429 once, with its bucket and the request fields', async () => {
   expect((await login())!.status).toBe(429);
   expect(logs.filter((l) => l.fields.event === 'rate_limited')).toMatchObject([
     {
-      level: 'info',
+      level: 'warn',
       fields: expect.objectContaining({
         outcome: 'failure',
         reason: 'login:email',
@@ -101,7 +101,7 @@ it("authorize (the adapters' requireAuth) logs a refusal with the request fields
   expect(refused.response).toMatchObject({ status: 401 });
   expect(logs.filter((l) => l.fields.event === 'authorization_denied')).toMatchObject([
     {
-      level: 'info',
+      level: 'warn',
       fields: expect.objectContaining({
         reason: 'session_ended',
         ip: '192.0.2.4',

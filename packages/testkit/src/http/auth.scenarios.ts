@@ -737,7 +737,7 @@ export function authScenarios(env: HttpEnv): void {
         await signUp(ctx, { email: a.email });
       });
 
-      it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses', async () => {
+      it('needs the password (403 reauth_required without it or with a wrong one), refuses taken and same addresses, and limits the lookups', async () => {
         const a = await signUp(ctx);
         const b = await signUp(ctx);
         const s = await login(ctx, a);
@@ -759,6 +759,12 @@ export function authScenarios(env: HttpEnv): void {
           'validation_failed',
         );
         expect(same.errors?.[0]?.path).toBe('newEmail');
+        // The 409 cost a send: asking again within 30 s is refused before the lookup.
+        await expectProblem(
+          await request(s.accessToken, { newEmail: b.email, password: a.password }),
+          429,
+          'rate_limited',
+        );
         await expectProblem(
           await request(s.accessToken, { newEmail: 'nope', password: a.password }),
           400,
@@ -1082,6 +1088,51 @@ export function authScenarios(env: HttpEnv): void {
         );
         ctx.clock.advance(retry * 1000);
         await login(ctx, a);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it("10 failed logins from one address do not refuse the owner's right password from another", async () => {
+      const ctx = await env.setup({ trustedProxies: ['127.0.0.0/8', '::1/128'] });
+      try {
+        const a = await signUp(ctx);
+        const from = (ip: string, password: string) =>
+          ctx.request('/auth/login', {
+            json: { email: a.email, password },
+            headers: { 'x-forwarded-for': ip },
+          });
+        for (let i = 0; i < 10; i++)
+          await expectProblem(await from('203.0.113.66', `wrong-${i}`), 401, 'invalid_credentials');
+        await expectJson(await from('198.51.100.7', a.password), 200);
+        await expectProblem(await from('203.0.113.66', a.password), 429, 'rate_limited');
+        // Re-authentication from the owner's address is not blocked either.
+        const s = await expectJson<SessionBody>(await from('198.51.100.7', a.password), 200);
+        const revoked = await ctx.request('/auth/sessions', {
+          method: 'DELETE',
+          json: { password: a.password },
+          bearer: s.accessToken,
+          headers: { 'x-forwarded-for': '198.51.100.7' },
+        });
+        expect(revoked.status).toBe(204);
+      } finally {
+        await ctx.close();
+      }
+    });
+
+    it('mails the owner when the right password follows 3 failed ones', async () => {
+      const ctx = await env.setup();
+      try {
+        const a = await signUp(ctx);
+        for (let i = 0; i < 3; i++)
+          await expectProblem(
+            await ctx.request('/auth/login', { json: { email: a.email, password: `wrong-${i}` } }),
+            401,
+            'invalid_credentials',
+          );
+        await login(ctx, a);
+        const notice = await ctx.mail.waitFor(a.email, (m) => /followed failed attempts/.test(m.subject));
+        expect(notice.text).toMatch(/after 3 failed attempts/);
       } finally {
         await ctx.close();
       }
