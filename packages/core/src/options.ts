@@ -47,17 +47,17 @@ export interface PosternOptions {
   /** Roles of a new account. Default `['user']`. */
   defaultRoles?: string[];
   /** Strength policy for signup, reset and change (zxcvbn-ts score, breached-password check). */
-  passwordPolicy?: import('./auth/options.js').PasswordPolicyOptions;
+  passwordPolicy?: import('./auth/option-types.js').PasswordPolicyOptions;
   /** Argon2id parameters (OWASP defaults) and how many hashes run at once. */
-  passwordHashing?: import('./auth/options.js').PasswordHashingOptions;
+  passwordHashing?: import('./auth/option-types.js').PasswordHashingOptions;
   /** Limits per throttle bucket; defaults are in docs/auth.md (Throttling). */
-  throttle?: import('./auth/options.js').ThrottleOptions;
+  throttle?: import('./auth/option-types.js').ThrottleOptions;
 
   // --- MFA area options ---
   /** MFA: methods, TOTP seed sealing key, limits (see docs/mfa.md). */
-  mfa?: import('./mfa/options.js').MfaOptions;
+  mfa?: import('./mfa/option-types.js').MfaOptions;
   /** WebAuthn relying party (passkeys). */
-  webauthn?: import('./mfa/options.js').WebAuthnOptions;
+  webauthn?: import('./mfa/option-types.js').WebAuthnOptions;
 
   // --- inbox area options ---
   /** Webhook intake: signature header prefixes, timestamp tolerance (see docs/webhooks.md). */
@@ -68,13 +68,13 @@ export interface PosternOptions {
    *  is no provider fetch and replies go out through `mailer` (see docs/inbox.md). */
   provider?:
     | import('./ports/mail-provider.js').MailProvider
-    | import('./inbox/provider-client.js').ProviderConfig;
+    | import('./inbox/option-types.js').ProviderConfig;
   /** Attachment bytes. Default: in memory; `directoryFiles(dir)` keeps them on disk. */
   files?: import('./ports/file-store.js').FileStore;
   /** Tells owners/members about new mail. Default: a mail through `mailer`. */
   notifier?: import('./ports/notifier.js').Notifier;
   /** Inbox: threading window, attachment size cap, who may create accounts (see docs/inbox.md). */
-  inbox?: import('./inbox/options.js').InboxOptions;
+  inbox?: import('./inbox/option-types.js').InboxOptions;
 }
 
 const KNOWN: Record<keyof PosternOptions, true> = {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { ipOf } from '../auth/log.js';
 import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf } from '../util/security-log.js';
 import { type AccessMeta, requireAccount, requireThread } from './access.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ResolvedInboxOptions } from './options.js';

@@ -11,20 +11,9 @@ import { parseWellFormedJson } from '../util/text.js';
 import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
+import type { ProviderConfig } from './option-types.js';
 
-/** The provider API as configuration (Resend-compatible). */
-export interface ProviderConfig {
-  /** Base URL, e.g. `https://api.resend.com` (`PROVIDER_API_URL`). */
-  apiUrl: string;
-  /** API token (`PROVIDER_API_TOKEN`). Absent: no provider fetch, replies go through the mailer. */
-  token?: string;
-  /** Per request, headers and body together. Default 10 s. */
-  timeoutMs?: number;
-  /** Largest JSON answer read. Default 10 MiB. */
-  maxResponseBytes?: number;
-  /** Largest attachment downloaded. Default 25 MiB. */
-  maxAttachmentBytes?: number;
-}
+export type { ProviderConfig } from './option-types.js';
 
 /** A provider call failed. Carries no token, URL query or body. */
 export class ProviderError extends Error {

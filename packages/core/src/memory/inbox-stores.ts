@@ -15,7 +15,7 @@ import type { InboxNotificationStore } from '../ports/inbox-notification-store.j
 import type { InboxStores } from '../ports/inbox-stores.js';
 import type { InboxThread, InboxThreadStore, ThreadCursor } from '../ports/inbox-thread-store.js';
 import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
-import type { MemoryStoresOptions } from './index.js';
+import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: atomic on one event loop.
 // Rows are copied in and out so callers never hold the stored object.

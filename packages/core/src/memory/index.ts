@@ -1,20 +1,16 @@
-import { type Clock, systemClock } from '../ports/clock.js';
+import { systemClock } from '../ports/clock.js';
 import type { Stores } from '../ports/stores.js';
 import { wholeOption } from '../util/whole-option.js';
 import { memoryAuthStores } from './auth-stores.js';
 import { memoryInboxStores } from './inbox-stores.js';
 import { DEFAULT_LIMITER_MAX_KEYS } from './limiter-store.js';
 import { memoryMfaStores } from './mfa-stores.js';
+import type { MemoryStoresOptions } from './options.js';
 import { memoryWebhookStores } from './webhook-stores.js';
 
 export { memoryFiles } from './files.js';
 
-export interface MemoryStoresOptions {
-  clock?: Clock;
-  /** Throttle counters kept at most (default 200,000, about 60 MB); past it, one is dropped: an
-   *  ended one, else one with the fewest points, whose window ends first. */
-  limiterMaxKeys?: number;
-}
+export type { MemoryStoresOptions } from './options.js';
 
 /** In-memory implementations of every storage port: the embedded default.
  *  One process only; state dies with it. Each method is atomic (it runs without an

@@ -1,7 +1,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { ipOf, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
+import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,

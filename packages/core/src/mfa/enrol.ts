@@ -1,10 +1,10 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { ipOf, type RequestMeta } from '../auth/log.js';
 import { requireFreshAuth } from '../auth/reauth.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import { useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod, ThrottleBucket } from '../context.js';
 import { isPosternError, PosternError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
+import { logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';

@@ -1,11 +1,11 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialsHold } from '../auth/credentials-hold.js';
-import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
 import type { User } from '../ports/user-store.js';
 import { isEmailCode } from '../tokens/email-code.js';
+import { ipOf, logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { checkLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';

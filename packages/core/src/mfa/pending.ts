@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf, logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { addSeconds, type MfaEnv } from './env.js';
 
 /** `typ` of the pending login token: never mistaken for an access token (`at+jwt`) or back. */
