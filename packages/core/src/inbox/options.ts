@@ -2,7 +2,7 @@ import type { PosternContext } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { MailProvider } from '../ports/mail-provider.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 import type { InboxOptions, ProviderConfig } from './option-types.js';
 import { resendProvider } from './provider-client.js';
 
@@ -24,15 +24,15 @@ export const MAX_PAGE_SIZE = 200;
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
-  const pageSize = wholeOption('inbox.pageSize', o.pageSize, 50);
+  const pageSize = integerOption('inbox.pageSize', o.pageSize, 50);
   if (pageSize > MAX_PAGE_SIZE) throw new ConfigError(`inbox.pageSize must be at most ${MAX_PAGE_SIZE}`);
   return {
     windowMs: days * DAY,
-    maxAttachmentBytes: wholeOption('inbox.maxAttachmentBytes', o.maxAttachmentBytes, 25 * 1024 * 1024),
+    maxAttachmentBytes: integerOption('inbox.maxAttachmentBytes', o.maxAttachmentBytes, 25 * 1024 * 1024),
     pageSize,
     canCreateAccount: o.canCreateAccount ?? (() => true),
-    notificationLeaseMs: wholeOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
-    attachmentBudgetMs: wholeOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
+    notificationLeaseMs: integerOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
+    attachmentBudgetMs: integerOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
   };
 }
 

@@ -7,8 +7,8 @@ import type {
   ProviderCallOptions,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
+import { integerOption, MAX_TIMER_MS } from '../util/integer-option.js';
 import { parseWellFormedJson } from '../util/text.js';
-import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
 import type { ProviderConfig } from './option-types.js';
@@ -137,9 +137,9 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
   }
   if (!config.token) throw new ConfigError('provider.token is required');
   const root = base.href.replace(/\/+$/, '');
-  const timeoutMs = wholeOption('provider.timeoutMs', config.timeoutMs, 10_000, 1, MAX_TIMER_MS);
-  const maxResponse = wholeOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
-  const maxAttachment = wholeOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
+  const timeoutMs = integerOption('provider.timeoutMs', config.timeoutMs, 10_000, 1, MAX_TIMER_MS);
+  const maxResponse = integerOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
+  const maxAttachment = integerOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
 
   async function call(
     url: URL,

@@ -1,6 +1,6 @@
 import { systemClock } from '../ports/clock.js';
 import type { Stores } from '../ports/stores.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 import { memoryAuthStores } from './auth-stores.js';
 import { memoryInboxStores } from './inbox-stores.js';
 import { DEFAULT_LIMITER_MAX_KEYS } from './limiter-store.js';
@@ -18,7 +18,7 @@ export type { MemoryStoresOptions } from './options.js';
 export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
   const o = {
     clock: opts.clock ?? systemClock,
-    limiterMaxKeys: wholeOption(
+    limiterMaxKeys: integerOption(
       'memoryStores: limiterMaxKeys',
       opts.limiterMaxKeys,
       DEFAULT_LIMITER_MAX_KEYS,

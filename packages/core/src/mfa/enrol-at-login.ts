@@ -15,7 +15,7 @@ import {
 } from './factor-setup.js';
 import { enabledMethods } from './factors.js';
 import { completeLogin } from './login.js';
-import { attempt, type OpenPending, openPending } from './pending.js';
+import { type OpenPending, openPending, runFactorCheck, usedOrWrong } from './pending.js';
 
 // `mfa.required`: a user without a method logs in with the password and gets a pending token
 // with `methods: []`. That token can only enrol a first method here; the confirming step
@@ -55,9 +55,9 @@ async function confirmWith(
   confirm: (p: OpenPending) => Promise<boolean>,
 ) {
   assertAllowed(env, method);
-  const opened = await attempt(env, mfaToken, meta, `enrol_${method}`, async (p) => {
+  const opened = await runFactorCheck(env, mfaToken, meta, `enrol_${method}`, async (p) => {
     await assertEnrolling(env, p);
-    return confirm(p);
+    return usedOrWrong(await confirm(p));
   });
   return enrolled(env, opened, method, meta);
 }

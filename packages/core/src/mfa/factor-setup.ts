@@ -102,7 +102,7 @@ export async function confirmPasskey(
 
 /** After a change: the user's other sessions end (option; all of them when `exceptSid` is
  *  absent), the owner is mailed, the change is logged. */
-export async function changed(
+export async function afterFactorChange(
   env: MfaEnv,
   user: User,
   exceptSid: string | undefined,
@@ -137,6 +137,6 @@ export async function factorAdded(
   meta: RequestMeta,
 ): Promise<{ recoveryCodes?: string[] }> {
   const recoveryCodes = hadMfa ? null : await firstRecoveryCodes(env, user.id);
-  await changed(env, user, exceptSid, { kind: 'added', method }, meta);
+  await afterFactorChange(env, user, exceptSid, { kind: 'added', method }, meta);
   return recoveryCodes ? { recoveryCodes } : {};
 }

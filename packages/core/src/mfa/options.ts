@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import type { PosternOptions } from '../options.js';
 import type { MfaMethod } from '../ports/mfa-method.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 
 export type { MfaOptions, SealingKeyInput, WebAuthnOptions } from './option-types.js';
 
@@ -23,7 +23,7 @@ export interface MfaConfig {
 const ALL: MfaMethod[] = ['totp', 'email', 'webauthn'];
 
 const positive = (name: string, v: number | undefined, dflt: number, allowZero = false) =>
-  wholeOption(`mfa.${name}`, v, dflt, allowZero ? 0 : 1);
+  integerOption(`mfa.${name}`, v, dflt, allowZero ? 0 : 1);
 
 export function resolveMfaConfig(options: PosternOptions): MfaConfig {
   const m = options.mfa ?? {};

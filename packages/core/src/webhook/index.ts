@@ -5,7 +5,7 @@ import { ConfigError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 import { eventNameOf, routeWebhook } from './routing.js';
 import { createSecretReader } from './secrets.js';
 import { checkSignature } from './signature.js';
@@ -20,7 +20,7 @@ const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;
 const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
 
 function resolveOptions(o: WebhookOptions = {}) {
-  const toleranceSeconds = wholeOption(
+  const toleranceSeconds = integerOption(
     'webhook.toleranceSeconds',
     o.toleranceSeconds,
     DEFAULT_TOLERANCE_SECONDS,
