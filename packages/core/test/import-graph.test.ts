@@ -36,7 +36,7 @@ describe('import graph check', () => {
       [core('tokens/access-token.ts'), core('http/types.ts')],
       [core('auth/account.ts'), core('mfa/summary.ts')],
       [core('inbox/api.ts'), core('auth/log.ts')],
-      [core('mfa/login.ts'), core('auth/credentials-hold.ts')],
+      [core('mfa/login.ts'), core('auth/credentials-unchanged.ts')],
       [core('auth/login.ts'), core('context.ts')],
       ['packages/core/src/index.ts', 'packages/testkit/src/index.ts'],
     ]);

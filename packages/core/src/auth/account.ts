@@ -54,7 +54,7 @@ export function createAdmin(d: AuthDeps) {
       log('user_enabled', userId);
     },
     /** Ends every session, then deletes the account. Disabled first: a login checking the
-     *  password meanwhile then sees it (credentials-hold.ts) or made its session before the
+     *  password meanwhile then sees it (credentials-unchanged.ts) or made its session before the
      *  sessions are ended. */
     async deleteUser(userId: string): Promise<void> {
       if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');

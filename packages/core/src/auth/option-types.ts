@@ -15,6 +15,8 @@ export type ThrottleBucket =
   | 'webauthn:ip'
   | 'member:user'
   | 'member:ip'
+  | 'inbox-account:user'
+  | 'reply:user'
   | 'refresh:session';
 
 /** One limiter bucket: at most `points` events per fixed window of `durationSeconds`. */
