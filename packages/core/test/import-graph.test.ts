@@ -39,15 +39,17 @@ describe('import graph check', () => {
       [core('mfa/login.ts'), core('auth/credentials-unchanged.ts')],
       [core('auth/login.ts'), core('context.ts')],
       ['packages/core/src/index.ts', 'packages/testkit/src/index.ts'],
+      ['packages/client/src/index.ts', 'packages/core/src/index.ts'],
     ]);
     const problems: string[] = upwardImports(g);
-    expect(problems).toHaveLength(6);
+    expect(problems).toHaveLength(7);
     expect(problems.join('\n')).toMatch(
       /pending-login-store\.ts \(ports\) -> .*context\.ts \(shared types\)/,
     );
     expect(problems.join('\n')).toMatch(/area auth may not import area mfa/);
     expect(problems.join('\n')).toMatch(/area inbox may not import area auth/);
     expect(problems.join('\n')).toMatch(/package core may not import package testkit/);
+    expect(problems.join('\n')).toMatch(/package client may not import package core/);
   });
 
   it('the sources have no circles and no upward imports', () => {
