@@ -391,7 +391,7 @@ const express = require('express');
 const { createPostern } = require('@postern/core');
 const { memoryStores } = require('@postern/core/memory');
 const { consoleMailer } = require('@postern/core/mailers');
-const { posternRouter, posternErrors, principalOf, requireAuth } = require('@postern/express');
+const { posternRouter, posternErrorHandler, principalOf, requireAuth } = require('@postern/express');
 const { posternPlugin } = require('@postern/fastify');
 const { migrate, postgresStores } = require('@postern/postgres');
 // (@postern/testkit is ESM only: vitest refuses require().)
@@ -402,7 +402,7 @@ const ph = createPostern({ issuer: 'https://app.example', audience: 'app', store
 const app = express();
 app.use(posternRouter(ph));
 app.get('/api/orders', requireAuth(ph), (_req, res) => res.json([{ userId: principalOf(res).userId }]));
-app.use(posternErrors());
+app.use(posternErrorHandler());
 app.listen(3000);
 `;
 

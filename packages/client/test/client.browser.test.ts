@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPostern, type Postern, silentLogger } from '@postern/core';
-import { posternErrors, posternRouter, principalOf, requireAuth } from '@postern/express';
+import { posternErrorHandler, posternRouter, principalOf, requireAuth } from '@postern/express';
 import {
   addVirtualAuthenticator,
   type Chromium,
@@ -100,7 +100,7 @@ describe.skipIf(!hasChromium)(
         if (js === undefined) res.sendStatus(404);
         else res.type('text/javascript').send(js);
       });
-      app.use(posternErrors());
+      app.use(posternErrorHandler());
       browser = await launchChromium();
     });
 

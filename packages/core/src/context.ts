@@ -1,12 +1,17 @@
-import type { RequestMeta } from './auth/log.js';
+import type { ThrottleBucket } from './auth/option-types.js';
 import type { PosternOptions } from './options.js';
 import type { Clock } from './ports/clock.js';
 import type { Logger } from './ports/logger.js';
 import type { Mailer } from './ports/mailer.js';
+import type { MfaMethod } from './ports/mfa-method.js';
 import type { Settings } from './ports/settings.js';
 import type { Stores } from './ports/stores.js';
 import type { User } from './ports/user-store.js';
 import type { Keyring } from './tokens/keyring.js';
+import type { RequestMeta } from './util/security-log.js';
+
+export type { ThrottleBucket } from './auth/option-types.js';
+export type { MfaMethod } from './ports/mfa-method.js';
 
 /** The session answer of every route that completes a login. */
 export interface SessionAnswer {
@@ -53,26 +58,6 @@ export interface PasswordService {
   assertStrong(password: string, context: string[], field?: string): void;
 }
 
-/** Named limiter buckets (docs/auth.md, Throttling; numbers are configuration). */
-export type ThrottleBucket =
-  | 'login:email+ip'
-  | 'login:email'
-  | 'login:ip'
-  | 'code:user'
-  | 'code:ip'
-  | 'forgot:email'
-  | 'forgot:ip'
-  | 'resend'
-  | 'mail:user'
-  | 'confirm:user'
-  | 'signup:ip'
-  | 'webauthn:ip'
-  | 'member:user'
-  | 'member:ip'
-  | 'inbox-account:user'
-  | 'reply:user'
-  | 'refresh:session';
-
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
 export interface Throttle {
   /** Counts one attempt in each bucket before the work it guards (a password or code check),
@@ -88,8 +73,6 @@ export interface Throttle {
   /** Clears a key (e.g. after a successful login). */
   reset(bucket: ThrottleBucket, key: string): Promise<void>;
 }
-
-export type MfaMethod = 'totp' | 'email' | 'webauthn';
 
 export interface MfaRequiredAnswer {
   mfaRequired: true;

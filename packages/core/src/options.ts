@@ -1,9 +1,12 @@
+import { ConfigError } from './errors.js';
+import type { Area } from './http/types.js';
 import type { Clock } from './ports/clock.js';
 import type { Logger } from './ports/logger.js';
 import type { Mailer } from './ports/mailer.js';
 import type { SettingsInput } from './ports/settings.js';
 import type { Stores } from './ports/stores.js';
 import type { KeyInput } from './tokens/keyring.js';
+import { integerOption } from './util/integer-option.js';
 
 export interface PosternOptions {
   /** `iss` of every token, e.g. `https://app.example`. */
@@ -51,17 +54,17 @@ export interface PosternOptions {
   /** Roles of a new account. Default `['user']`. */
   defaultRoles?: string[];
   /** Strength policy for signup, reset and change (zxcvbn-ts score, breached-password check). */
-  passwordPolicy?: import('./auth/options.js').PasswordPolicyOptions;
+  passwordPolicy?: import('./auth/option-types.js').PasswordPolicyOptions;
   /** Argon2id parameters (OWASP defaults) and how many hashes run at once. */
-  passwordHashing?: import('./auth/options.js').PasswordHashingOptions;
+  passwordHashing?: import('./auth/option-types.js').PasswordHashingOptions;
   /** Limits per throttle bucket; defaults are in docs/auth.md (Throttling). */
-  throttle?: import('./auth/options.js').ThrottleOptions;
+  throttle?: import('./auth/option-types.js').ThrottleOptions;
 
   // --- MFA area options ---
   /** MFA: methods, TOTP seed sealing key, limits (see docs/mfa.md). */
-  mfa?: import('./mfa/options.js').MfaOptions;
+  mfa?: import('./mfa/option-types.js').MfaOptions;
   /** WebAuthn relying party (passkeys). */
-  webauthn?: import('./mfa/options.js').WebAuthnOptions;
+  webauthn?: import('./mfa/option-types.js').WebAuthnOptions;
 
   // --- inbox area options ---
   /** Webhook intake: signature header prefixes, timestamp tolerance (see docs/webhooks.md). */
@@ -72,13 +75,13 @@ export interface PosternOptions {
    *  is no provider fetch and replies go out through `mailer` (see docs/inbox.md). */
   provider?:
     | import('./ports/mail-provider.js').MailProvider
-    | import('./inbox/provider-client.js').ProviderConfig;
+    | import('./inbox/option-types.js').ProviderConfig;
   /** Attachment bytes. Default: in memory; `directoryFiles(dir)` keeps them on disk. */
   files?: import('./ports/file-store.js').FileStore;
   /** Tells owners/members about new mail. Default: a mail through `mailer`. */
   notifier?: import('./ports/notifier.js').Notifier;
   /** Inbox: threading window, attachment size cap, who may create accounts (see docs/inbox.md). */
-  inbox?: import('./inbox/options.js').InboxOptions;
+  inbox?: import('./inbox/option-types.js').InboxOptions;
 }
 
 const KNOWN: Record<keyof PosternOptions, true> = {
@@ -187,4 +190,56 @@ export function unknownOptions(options: object): string[] {
       for (const k of Object.keys(value)) if (!Object.hasOwn(group, k)) unknown.push(`${key}.${k}`);
   }
   return unknown;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every option group, when given, is an object: a group given as a string or an array would
+ *  otherwise read as "nothing set" and every default would apply without a word. */
+export function assertOptionGroups(options: PosternOptions): void {
+  for (const key of [...Object.keys(GROUPS), 'throttle', 'provider'] as Array<keyof PosternOptions>) {
+    const value = options[key];
+    if (value !== undefined && !isPlainObject(value))
+      throw new ConfigError(`createPostern: ${key} must be an object`);
+  }
+}
+
+const KiB = 1024;
+
+/** A mount point: `/`, or `/`-separated segments of letters, digits and `-._~` (no `.` or `..`
+ *  segment, no trailing `/`). Route patterns use `:` and `*`: a mount point must not add them. */
+const MOUNT_PATH = /^\/(?:[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*)?$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
+function mountPath(area: Area, value: unknown, dflt: string): string {
+  if (value === undefined) return dflt;
+  if (typeof value !== 'string' || !MOUNT_PATH.test(value) || DOT_SEGMENT.test(value))
+    throw new ConfigError(
+      `basePath.${area} must be a path such as /${area}: "/" and segments of letters, digits, "-", ".", "_" or "~", no trailing "/"`,
+    );
+  return value;
+}
+
+/** Mount points and body limits, checked (`basePath`, `bodyLimits`, `routes`). */
+export function resolveHttpOptions(options: PosternOptions): {
+  basePath: Record<Area, string>;
+  bodyLimits: { auth: number; webhook: number };
+} {
+  const base = options.basePath ?? {};
+  const limits = options.bodyLimits ?? {};
+  for (const [key, value] of Object.entries(options.routes ?? {}))
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new ConfigError(`routes.${key} must be true or false`);
+  return {
+    basePath: {
+      auth: mountPath('auth', base.auth, '/auth'),
+      inbox: mountPath('inbox', base.inbox, '/inbox'),
+      webhook: mountPath('webhook', base.webhook, '/inbox/webhook'),
+    },
+    bodyLimits: {
+      auth: integerOption('bodyLimits.auth (bytes)', limits.auth, 100 * KiB),
+      webhook: integerOption('bodyLimits.webhook (bytes)', limits.webhook, 10 * KiB * KiB),
+    },
+  };
 }

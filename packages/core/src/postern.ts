@@ -4,18 +4,16 @@ import { ConfigError } from './errors.js';
 import { createAuthorizer, createHandler } from './http/handle.js';
 import { openApiRoute } from './http/openapi.js';
 import { Router } from './http/router.js';
-import type { Area, NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
+import type { NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
-import { type PosternOptions, unknownOptions } from './options.js';
+import { assertOptionGroups, type PosternOptions, resolveHttpOptions, unknownOptions } from './options.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
 import { clientIp, proxyTest } from './util/client-ip.js';
-
-const KiB = 1024;
 
 function joinPath(base: string, path: string): string {
   const b = base.endsWith('/') ? base.slice(0, -1) : base;
@@ -27,8 +25,10 @@ function joinPath(base: string, path: string): string {
 export function createPostern(options: PosternOptions) {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');
+  assertOptionGroups(options);
   const unknown = unknownOptions(options);
   if (unknown.length > 0) throw new ConfigError(`createPostern: unknown option(s) ${unknown.join(', ')}`);
+  const { basePath: base, bodyLimits: limits } = resolveHttpOptions(options);
   const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
   const stores = options.stores ?? memoryStores({ clock, logger });
@@ -50,15 +50,6 @@ export function createPostern(options: PosternOptions) {
   const mfa = createMfaArea(ctx);
   const inbox = createInboxArea(ctx);
 
-  const base: Record<Area, string> = {
-    auth: options.basePath?.auth ?? '/auth',
-    inbox: options.basePath?.inbox ?? '/inbox',
-    webhook: options.basePath?.webhook ?? '/inbox/webhook',
-  };
-  const limits = {
-    auth: options.bodyLimits?.auth ?? 100 * KiB,
-    webhook: options.bodyLimits?.webhook ?? 10 * KiB * KiB,
-  };
   const router = new Router();
   const routes: Array<RouteDef & { fullPath: string }> = [];
   for (const route of [...auth.routes, ...mfa.routes, ...inbox.routes, openApiRoute(() => routes)]) {

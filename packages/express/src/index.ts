@@ -61,8 +61,8 @@ export function requireAuth(ph: Pick<Postern, 'authorize'>): RequestHandler {
 /** Error middleware, mounted after the host's routes: what a `ph.*` call threw in one of them
  *  (`ph.auth.requireFreshAuth`'s 403 `reauth_required`, a 429 with `Retry-After`, a store that
  *  is away) is answered as Postern's own routes answer, problem+json; any other error goes
- *  on to the host's next error handler. `app.use(posternErrors())` */
-export function posternErrors(): ErrorRequestHandler {
+ *  on to the host's next error handler. `app.use(posternErrorHandler())` */
+export function posternErrorHandler(): ErrorRequestHandler {
   return (err, _req, res, next) => {
     const out = res.headersSent ? null : posternProblem(err);
     if (out) send(res, out);

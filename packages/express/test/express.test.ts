@@ -1,5 +1,5 @@
 import { createPostern, type Postern, PosternError, StoreError } from '@postern/core';
-import { BODY_CONSUMED_MESSAGE, posternErrors, posternRouter } from '@postern/express';
+import { BODY_CONSUMED_MESSAGE, posternErrorHandler, posternRouter } from '@postern/express';
 import {
   APP_ORIGIN,
   expectCookieSessionThroughAdapter,
@@ -104,7 +104,7 @@ describe('posternRouter', () => {
     expect(await echo.json()).toEqual({ b: [1, 2] });
   });
 
-  it("posternErrors answers Postern's errors in host routes as problems and passes others on", async () => {
+  it("posternErrorHandler answers Postern's errors in host routes as problems and passes others on", async () => {
     const passed: unknown[] = [];
     await start((app) => {
       app.use(posternRouter(ph));
@@ -117,7 +117,7 @@ describe('posternRouter', () => {
       app.get('/host/bug', () => {
         throw new TypeError('host bug');
       });
-      app.use(posternErrors());
+      app.use(posternErrorHandler());
       app.use(((err, _req, res, _next) => {
         passed.push(err);
         res.status(500).type('text/plain').send('host handler');

@@ -1,5 +1,5 @@
 import type { Postern } from '@postern/core';
-import { posternErrors, posternRouter, principalOf, requireAuth } from '@postern/express';
+import { posternErrorHandler, posternRouter, principalOf, requireAuth } from '@postern/express';
 import { HOST_AUTH_ROUTE, HOST_FRESH_ROUTE, HOST_ROUTE, listen } from '@postern/testkit';
 import express from 'express';
 
@@ -18,6 +18,6 @@ export function expressHost(ph: Postern) {
     await ph.auth.requireFreshAuth(principalOf(res), { password: req.body.password });
     res.json({ fresh: true });
   });
-  app.use(posternErrors());
+  app.use(posternErrorHandler());
   return listen(app);
 }

@@ -5,7 +5,14 @@ import {
   type Principal,
   posternProblem,
 } from '@postern/core';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
 
 type Handles = Pick<Postern, 'handle'>;
 
@@ -55,10 +62,7 @@ function answer(
   );
 }
 
-/** Fastify 5 plugin serving every Postern route under `postern.prefixes` (inside the
- *  register `prefix`, if any). Encapsulated on purpose (no fastify-plugin): its raw-body
- *  content-type parser stays inside this plugin and never changes the host's parsing. */
-export async function posternPlugin(fastify: FastifyInstance, opts: PosternPluginOptions): Promise<void> {
+async function servePostern(fastify: FastifyInstance, opts: PosternPluginOptions): Promise<void> {
   const ph = opts.postern;
   const prefix = fastify.prefix;
 
@@ -88,6 +92,17 @@ export async function posternPlugin(fastify: FastifyInstance, opts: PosternPlugi
     throw error;
   });
 }
+
+/** Fastify 5 plugin serving every Postern route under `postern.prefixes` (inside the
+ *  register `prefix`, if any). Declared with fastify-plugin for its name (`hasPlugin`,
+ *  other plugins' `dependencies`) and its Fastify version check, and kept encapsulated
+ *  (`encapsulate: true`): its raw-body content-type parsers and its error handler stay inside
+ *  this plugin and never change the host's parsing or error answers. */
+export const posternPlugin: FastifyPluginAsync<PosternPluginOptions> = fastifyPlugin(servePostern, {
+  name: '@postern/fastify',
+  fastify: '5.x',
+  encapsulate: true,
+});
 
 /** For `Fastify({ frameworkErrors })`: Fastify refuses some requests before routing (a
  *  malformed URL, an over-long route parameter), so no plugin sees them, and answers with its

@@ -66,6 +66,30 @@ describe('posternPlugin', () => {
     expect(await echo.json()).toEqual({ a: [1, 'x'] });
   });
 
+  it('declares its name and Fastify version, and stays encapsulated', async () => {
+    expect(Reflect.get(posternPlugin, Symbol.for('plugin-meta'))).toMatchObject({
+      name: '@postern/fastify',
+      fastify: '5.x',
+    });
+    // Encapsulated: what it sets up (its error handler) stays in its own scope.
+    expect(Reflect.get(posternPlugin, Symbol.for('skip-override'))).toBe(false);
+    let seen: FastifyInstance | undefined;
+    await start(async (app) => {
+      await app.register(posternPlugin, { postern: ph });
+      app.register(async (sibling) => {
+        seen = sibling;
+      });
+      app.get('/host/boom', async () => {
+        throw Object.assign(new Error('host failure'), { statusCode: 418 });
+      });
+    });
+    // Another plugin may depend on it by name.
+    expect(seen?.hasPlugin('@postern/fastify')).toBe(true);
+    const boom = await fetch(`${url}/host/boom`);
+    expect(boom.status).toBe(418);
+    expect(boom.headers.get('content-type')).not.toMatch(/problem/);
+  });
+
   it('answers a malformed Content-Type with a Postern problem, not a Fastify error body', async () => {
     await start(async (app) => {
       await app.register(posternPlugin, { postern: ph });

@@ -1,7 +1,6 @@
 import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
-import { mfaSummary } from '../mfa/summary.js';
 import type { User } from '../ports/user-store.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent } from './log.js';
@@ -16,7 +15,9 @@ export async function userOf(d: { ctx: PosternContext }, principal: Principal): 
 /** `GET /auth/me`: the user behind a valid access token. */
 export async function me(d: AuthDeps, principal: Principal) {
   const user = await userOf(d, principal);
-  const mfa = await mfaSummary(d.ctx, user.id);
+  // The MFA area answers through its gate: the auth area does not import it.
+  const methods = await d.ctx.mfa.methods(user.id);
+  const mfa = { enabled: methods.length > 0, methods };
   return {
     user: {
       id: user.id,
@@ -53,7 +54,7 @@ export function createAdmin(d: AuthDeps) {
       log('user_enabled', userId);
     },
     /** Ends every session, then deletes the account. Disabled first: a login checking the
-     *  password meanwhile then sees it (credentials-hold.ts) or made its session before the
+     *  password meanwhile then sees it (credentials-unchanged.ts) or made its session before the
      *  sessions are ended. */
     async deleteUser(userId: string): Promise<void> {
       if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');

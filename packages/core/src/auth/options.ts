@@ -1,37 +1,15 @@
-import type { ThrottleBucket } from '../context.js';
 import { ConfigError } from '../errors.js';
 import { type CookieSessions, resolveCookieSessions } from '../http/refresh-cookie.js';
 import type { PosternOptions } from '../options.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
+import type { PasswordHashingOptions, ThrottleBucket, ThrottleLimit } from './option-types.js';
 
-/** One limiter bucket: at most `points` events per fixed window of `durationSeconds`. */
-export interface ThrottleLimit {
-  points: number;
-  durationSeconds: number;
-}
-
-export type ThrottleOptions = Partial<Record<ThrottleBucket, ThrottleLimit>>;
-
-export interface PasswordPolicyOptions {
-  /** Lowest accepted zxcvbn-ts score (0-4). Default 3. */
-  minScore?: 0 | 1 | 2 | 3 | 4;
-  /** Optional breached-password check (e.g. a k-anonymity API client). Off unless supplied;
-   *  a `true` answer rejects the password with 400 `validation_failed`. */
-  isBreached?: (password: string) => Promise<boolean>;
-}
-
-export interface PasswordHashingOptions {
-  /** Argon2id memory in KiB. Default 19456 (OWASP). */
-  memoryCost?: number;
-  /** Argon2id passes. Default 2. */
-  timeCost?: number;
-  /** Argon2id lanes. Default 1. */
-  parallelism?: number;
-  /** Hashes computed at once; the rest wait in a queue. Default 4. */
-  concurrency?: number;
-  /** Waiting hashes beyond this are refused with 503 `unavailable`. Default 1000. */
-  maxQueue?: number;
-}
+export type {
+  PasswordHashingOptions,
+  PasswordPolicyOptions,
+  ThrottleLimit,
+  ThrottleOptions,
+} from './option-types.js';
 
 /** Every auth number resolved, defaults applied (docs/auth.md lists them). */
 export interface AuthConfig {
@@ -95,35 +73,35 @@ export function resolveAuthConfig(o: PosternOptions): AuthConfig {
   for (const [bucket, limit] of Object.entries(o.throttle ?? {}) as Array<[ThrottleBucket, ThrottleLimit]>) {
     if (!Object.hasOwn(defaultThrottle, bucket)) throw new ConfigError(`unknown throttle bucket ${bucket}`);
     throttle[bucket] = {
-      points: wholeOption(`throttle.${bucket}.points`, limit.points, 1),
-      durationSeconds: wholeOption(`throttle.${bucket}.durationSeconds`, limit.durationSeconds, 1),
+      points: integerOption(`throttle.${bucket}.points`, limit.points, 1),
+      durationSeconds: integerOption(`throttle.${bucket}.durationSeconds`, limit.durationSeconds, 1),
     };
   }
-  const refreshTokenTtlSeconds = wholeOption('refreshTokenTtlSeconds', o.refreshTokenTtlSeconds, 30 * DAY);
+  const refreshTokenTtlSeconds = integerOption('refreshTokenTtlSeconds', o.refreshTokenTtlSeconds, 30 * DAY);
   const minScore = o.passwordPolicy?.minScore ?? 3;
   if (![0, 1, 2, 3, 4].includes(minScore)) throw new ConfigError('passwordPolicy.minScore must be 0-4');
   const h = o.passwordHashing ?? {};
-  const accessTokenTtlSeconds = wholeOption('accessTokenTtlSeconds', o.accessTokenTtlSeconds, 15 * MIN);
+  const accessTokenTtlSeconds = integerOption('accessTokenTtlSeconds', o.accessTokenTtlSeconds, 15 * MIN);
   if (accessTokenTtlSeconds > DAY) throw new ConfigError('accessTokenTtlSeconds must be at most one day');
   return {
     accessTokenTtlSeconds,
     refreshTokenTtlSeconds,
     refreshIdleSeconds: Math.min(
-      wholeOption('refreshIdleSeconds', o.refreshIdleSeconds, 7 * DAY),
+      integerOption('refreshIdleSeconds', o.refreshIdleSeconds, 7 * DAY),
       refreshTokenTtlSeconds,
     ),
-    refreshReuseGraceSeconds: wholeOption('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
+    refreshReuseGraceSeconds: integerOption('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
     cookieSessions: resolveCookieSessions(o.cookieSessions),
-    maxSessionsPerUser: wholeOption('maxSessionsPerUser', o.maxSessionsPerUser, 50),
+    maxSessionsPerUser: integerOption('maxSessionsPerUser', o.maxSessionsPerUser, 50),
     defaultRoles: [...(o.defaultRoles ?? ['user'])],
     minScore,
     isBreached: o.passwordPolicy?.isBreached,
     hashing: {
-      memoryCost: wholeOption('passwordHashing.memoryCost', h.memoryCost, 19456, 8),
-      timeCost: wholeOption('passwordHashing.timeCost', h.timeCost, 2),
-      parallelism: wholeOption('passwordHashing.parallelism', h.parallelism, 1),
-      concurrency: wholeOption('passwordHashing.concurrency', h.concurrency, 4),
-      maxQueue: wholeOption('passwordHashing.maxQueue', h.maxQueue, 1000, 0),
+      memoryCost: integerOption('passwordHashing.memoryCost', h.memoryCost, 19456, 8),
+      timeCost: integerOption('passwordHashing.timeCost', h.timeCost, 2),
+      parallelism: integerOption('passwordHashing.parallelism', h.parallelism, 1),
+      concurrency: integerOption('passwordHashing.concurrency', h.concurrency, 4),
+      maxQueue: integerOption('passwordHashing.maxQueue', h.maxQueue, 1000, 0),
     },
     throttle,
     signup: o.routes?.signup !== false,

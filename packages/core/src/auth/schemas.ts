@@ -1,18 +1,8 @@
 import { z } from 'zod';
-import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../util/text.js';
-import { canonicalEmail, EMAIL_PATTERN, withinMailboxLimits } from './email.js';
+import { displayNameField, emailField } from '../util/fields.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
-/** Email as typed, made canonical (trim, NFC, lower case), then validated. */
-export const emailField = z
-  .string()
-  .max(254)
-  .meta({ format: 'idn-email' })
-  .overwrite(canonicalEmail)
-  // `abort`: an address the pattern refuses is named once, not again by the refinement.
-  .pipe(
-    z.email({ pattern: EMAIL_PATTERN, abort: true }).refine(withinMailboxLimits, 'Invalid email address'),
-  );
+export { displayNameField, emailField } from '../util/fields.js';
 
 /** A password exactly as sent (never trimmed), up to 128 characters. zod 4 and JSON Schema both
  *  count code points, as the strength policy does, so an emoji password of 128 fits. */
@@ -29,14 +19,6 @@ export const passwordField = z
  *  which knows the user's name and email. */
 const newPasswordField = passwordField.min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters`);
 
-/** A person's name or a name they give something: trimmed, visible, no control characters. */
-export const displayNameField = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1, { abort: true })
-    .max(max, { abort: true })
-    .refine(isDisplayName, DISPLAY_NAME_MESSAGE);
 const nameField = displayNameField(200);
 export const tokenField = z.string().min(1).max(4096);
 export const codeField = z.string().min(1).max(64);

@@ -6,7 +6,7 @@ import type { Principal } from '../http/types.js';
 import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
 import { randomToken, sha256, successorToken } from '../tokens/opaque.js';
-import { credentialsHold } from './credentials-hold.js';
+import { credentialsUnchanged } from './credentials-unchanged.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
 import { tooMany } from './throttle.js';
@@ -88,7 +88,7 @@ export function createSessionService(d: AuthDeps) {
       }
       // A reset, change or disable that committed while the credentials were being checked
       // could not end this session (it did not exist yet): nobody holds its tokens, end it.
-      if (!(await credentialsHold(ctx.stores, user))) {
+      if (!(await credentialsUnchanged(ctx.stores, user))) {
         await store().revoke(session.id, ctx.clock.now(), 'credentials_changed');
         return null;
       }

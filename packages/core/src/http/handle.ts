@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ZodType } from 'zod';
 import { isPosternError, isStoreError, PosternError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { causeMessage, errorMessage } from '../util/error-message.js';
+import { validate } from '../util/validated.js';
 import { BEARER_CHALLENGES } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { firstValue } from './header.js';
@@ -18,6 +18,8 @@ import {
 import { errorToResponse, replyToResponse } from './respond.js';
 import type { Router } from './router.js';
 import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, Reply, RouteDef } from './types.js';
+
+export { validate } from '../util/validated.js';
 
 export interface HandlerOptions {
   router: Router;
@@ -88,14 +90,6 @@ function parseBody(route: RouteDef, raw: Uint8Array, headers: Record<string, Hea
     if (type !== undefined && jsonType.test(type)) throw new PosternError('invalid_json');
   }
   return route.validatesBody ? value : validate(schema, value);
-}
-
-export function validate<T>(schema: ZodType<T>, value: unknown): T {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  throw new PosternError('validation_failed', {
-    errors: r.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.') || '/', message: i.message })),
-  });
 }
 
 /** The neutral HTTP layer: routing, limits, parsing, validation, auth and error mapping.

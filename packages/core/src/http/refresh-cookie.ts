@@ -1,5 +1,5 @@
 import { ConfigError, PosternError } from '../errors.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 import { firstValue } from './header.js';
 import type { HeaderValue } from './types.js';
 
@@ -90,7 +90,7 @@ export function resolveCookieSessions(o: CookieSessionOptions | undefined): Cook
     name: https && !base.startsWith('__Secure-') ? `__Secure-${base}` : base,
     sameSite: o.sameSite ?? 'Strict',
     domain: o.domain,
-    reuseWindowSeconds: wholeOption('cookieSessions.reuseWindowSeconds', o.reuseWindowSeconds, 10, 0, 3600),
+    reuseWindowSeconds: integerOption('cookieSessions.reuseWindowSeconds', o.reuseWindowSeconds, 10, 0, 3600),
     trustedOrigins: new Set(origins),
   };
 }

@@ -1,5 +1,8 @@
 import type { ZodObject, ZodType } from 'zod';
 import type { ErrorCode } from '../errors.js';
+import type { Principal } from '../tokens/principal.js';
+
+export type { Principal } from '../tokens/principal.js';
 
 export type HeaderValue = string | string[] | undefined;
 
@@ -25,17 +28,6 @@ export interface NeutralResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: string | Uint8Array | null;
-}
-
-/** The verified access token of a Bearer request. */
-export interface Principal {
-  userId: string;
-  sid: string;
-  jti: string;
-  /** Unix seconds of the login that started this session. */
-  authTime: number;
-  amr: string[];
-  exp: number;
 }
 
 export interface RouteContext<B = unknown> {

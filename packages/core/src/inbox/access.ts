@@ -1,9 +1,9 @@
-import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { InboxAccount, InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
 import type { InboxThread } from '../ports/inbox-thread-store.js';
 import type { User } from '../ports/user-store.js';
+import { logAuthEvent, type RequestMeta } from '../util/security-log.js';
 
 /** Who asks, for the log line of a refusal: the request and the caller's session. */
 export type AccessMeta = RequestMeta & { sid?: string };

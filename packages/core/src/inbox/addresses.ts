@@ -1,5 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser';
-import { canonicalEmail } from '../auth/email.js';
+import { canonicalEmail } from '../util/email.js';
 import { UNSAFE_TEXT } from '../util/text.js';
 
 /** Longest address kept (RFC 5321 path limit). */

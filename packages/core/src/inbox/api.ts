@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { ipOf } from '../auth/log.js';
 import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf } from '../util/security-log.js';
 import { type AccessMeta, activeRole, membershipCounts, requireAccount, requireThread } from './access.js';
 import { stripTag } from './addresses.js';
 import { decodeCursor, encodeCursor } from './cursor.js';

@@ -2,32 +2,11 @@ import type { PosternContext } from '../context.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { MailProvider } from '../ports/mail-provider.js';
-import { wholeOption } from '../util/whole-option.js';
-import { type ProviderConfig, resendProvider } from './provider-client.js';
+import { integerOption } from '../util/integer-option.js';
+import type { InboxOptions, ProviderConfig } from './option-types.js';
+import { resendProvider } from './provider-client.js';
 
-export interface InboxOptions {
-  /** How far back threading by subject (strategies 2 and 3) looks, in days. Default 90. */
-  threadingWindowDays?: number;
-  /** Largest attachment stored, in bytes; bigger ones are skipped and logged. Default 25 MiB. */
-  maxAttachmentBytes?: number;
-  /** Threads per page of `GET /inbox/accounts/{id}/threads`. Default 50 (at most 200). */
-  pageSize?: number;
-  /** Who may create an inbox account for an address. Default: any signed-in user, and the
-   *  first to claim an address owns it. Return `false` to answer 403 `forbidden`. */
-  canCreateAccount?: (input: { userId: string; address: string }) => boolean | Promise<boolean>;
-  /** How long a notification claim lasts before a retry may send again, ms. Default 5 min. */
-  notificationLeaseMs?: number;
-  /** How long one delivery of an inbound mail spends downloading its attachments before it
-   *  leaves the rest to a retry, ms. Default 2 min: under the outbox's 5-minute lease, so a
-   *  provider that hangs on every download cannot hold a worker for the whole message. */
-  attachmentBudgetMs?: number;
-  /** How long a delivery event whose message is not known is kept waiting for it, ms (from
-   *  when it was recorded). Default 7 days; then the workers delete it. */
-  unmatchedEventRetentionMs?: number;
-  /** How long an applied delivery event is kept for the record, ms (its effect stays on the
-   *  message). Default 90 days; then the workers delete it. */
-  mailEventRetentionMs?: number;
-}
+export type { InboxOptions } from './option-types.js';
 
 export interface ResolvedInboxOptions {
   windowMs: number;
@@ -47,21 +26,21 @@ export const MAX_PAGE_SIZE = 200;
 export function resolveInboxOptions(o: InboxOptions = {}): ResolvedInboxOptions {
   const days = o.threadingWindowDays ?? 90;
   if (!(days > 0)) throw new ConfigError('inbox.threadingWindowDays must be positive');
-  const pageSize = wholeOption('inbox.pageSize', o.pageSize, 50);
+  const pageSize = integerOption('inbox.pageSize', o.pageSize, 50);
   if (pageSize > MAX_PAGE_SIZE) throw new ConfigError(`inbox.pageSize must be at most ${MAX_PAGE_SIZE}`);
   return {
     windowMs: days * DAY,
-    maxAttachmentBytes: wholeOption('inbox.maxAttachmentBytes', o.maxAttachmentBytes, 25 * 1024 * 1024),
+    maxAttachmentBytes: integerOption('inbox.maxAttachmentBytes', o.maxAttachmentBytes, 25 * 1024 * 1024),
     pageSize,
     canCreateAccount: o.canCreateAccount ?? (() => true),
-    notificationLeaseMs: wholeOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
-    attachmentBudgetMs: wholeOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
-    unmatchedEventRetentionMs: wholeOption(
+    notificationLeaseMs: integerOption('inbox.notificationLeaseMs', o.notificationLeaseMs, 5 * 60_000),
+    attachmentBudgetMs: integerOption('inbox.attachmentBudgetMs', o.attachmentBudgetMs, 2 * 60_000),
+    unmatchedEventRetentionMs: integerOption(
       'inbox.unmatchedEventRetentionMs',
       o.unmatchedEventRetentionMs,
       7 * DAY,
     ),
-    mailEventRetentionMs: wholeOption('inbox.mailEventRetentionMs', o.mailEventRetentionMs, 90 * DAY),
+    mailEventRetentionMs: integerOption('inbox.mailEventRetentionMs', o.mailEventRetentionMs, 90 * DAY),
   };
 }
 

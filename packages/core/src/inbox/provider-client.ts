@@ -7,26 +7,15 @@ import type {
   ProviderCallOptions,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
+import { integerOption, MAX_TIMER_MS } from '../util/integer-option.js';
 import { NonPublicAddressError } from '../util/public-address.js';
 import { parseWellFormedJson } from '../util/text.js';
-import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
+import type { ProviderConfig } from './option-types.js';
 import { publicHttpsGet } from './public-fetch.js';
 
-/** The provider API as configuration (Resend-compatible). */
-export interface ProviderConfig {
-  /** Base URL, e.g. `https://api.resend.com` (`PROVIDER_API_URL`). */
-  apiUrl: string;
-  /** API token (`PROVIDER_API_TOKEN`). Absent: no provider fetch, replies go through the mailer. */
-  token?: string;
-  /** Per request, headers and body together. Default 10 s. */
-  timeoutMs?: number;
-  /** Largest JSON answer read. Default 10 MiB. */
-  maxResponseBytes?: number;
-  /** Largest attachment downloaded. Default 25 MiB. */
-  maxAttachmentBytes?: number;
-}
+export type { ProviderConfig } from './option-types.js';
 
 /** A provider call failed. Carries no token, URL query or body. */
 export class ProviderError extends Error {
@@ -163,9 +152,9 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
   }
   if (!config.token) throw new ConfigError('provider.token is required');
   const root = base.href.replace(/\/+$/, '');
-  const timeoutMs = wholeOption('provider.timeoutMs', config.timeoutMs, 10_000, 1, MAX_TIMER_MS);
-  const maxResponse = wholeOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
-  const maxAttachment = wholeOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
+  const timeoutMs = integerOption('provider.timeoutMs', config.timeoutMs, 10_000, 1, MAX_TIMER_MS);
+  const maxResponse = integerOption('provider.maxResponseBytes', config.maxResponseBytes, 10 * MiB);
+  const maxAttachment = integerOption('provider.maxAttachmentBytes', config.maxAttachmentBytes, 25 * MiB);
 
   async function call(
     url: URL,

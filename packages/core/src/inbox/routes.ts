@@ -1,6 +1,6 @@
-import { metaOf } from '../auth/log.js';
 import { PosternError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
+import { metaOf } from '../util/security-log.js';
 import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
 import { MAX_PAGE_SIZE } from './options.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { displayNameField, emailField } from '../auth/schemas.js';
+import { displayNameField, emailField } from '../util/fields.js';
 import { MAX_CURSOR_CHARS } from './cursor.js';
 import { MAX_PAGE_SIZE } from './options.js';
 

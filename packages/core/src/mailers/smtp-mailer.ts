@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import { ConfigError } from '../errors.js';
 import type { Mail, Mailer } from '../ports/mailer.js';
-import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
+import { integerOption, MAX_TIMER_MS } from '../util/integer-option.js';
 
 export interface SmtpMailerOptions {
   /** e.g. `smtp://user:pass@host:587` or `smtps://...` */
@@ -47,7 +47,7 @@ function smtpUrl(raw: string): string {
 export function smtpMailer(opts: SmtpMailerOptions): Mailer & { close(): void } {
   const given = opts.timeouts ?? {};
   const timeout = (name: keyof typeof DEFAULT_TIMEOUTS) =>
-    wholeOption(`smtpMailer: timeouts.${name}`, given[name], DEFAULT_TIMEOUTS[name], 1, MAX_TIMER_MS);
+    integerOption(`smtpMailer: timeouts.${name}`, given[name], DEFAULT_TIMEOUTS[name], 1, MAX_TIMER_MS);
   const t = {
     connectionMs: timeout('connectionMs'),
     greetingMs: timeout('greetingMs'),

@@ -1,6 +1,6 @@
 import type { AuthStores } from '../ports/auth-stores.js';
-import type { MemoryStoresOptions } from './index.js';
 import { memoryLimiterStore } from './limiter-store.js';
+import type { MemoryStoresOptions } from './options.js';
 import { memoryResetCodeStore } from './reset-code-store.js';
 import { memorySessionStore } from './session-store.js';
 import { memoryUserStore } from './user-store.js';

@@ -17,7 +17,7 @@ import type { InboxThread, InboxThreadStore, ThreadCursor } from '../ports/inbox
 import type { Logger } from '../ports/logger.js';
 import type { MailEvent, MailEventStore } from '../ports/mail-event-store.js';
 import { capWarning } from './cap-warning.js';
-import type { MemoryStoresOptions } from './index.js';
+import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: atomic on one event loop.
 // Rows are copied in and out so callers never hold the stored object.

@@ -6,7 +6,7 @@ import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { RecoveryCode } from '../ports/recovery-code-store.js';
 import type { WebAuthnChallenge } from '../ports/webauthn-challenge-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
-import type { MemoryStoresOptions } from './index.js';
+import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: that is its atomicity.
 // Values are copied in and out so callers never share state with the store.

@@ -1,9 +1,9 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { z } from 'zod';
-import type { RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { validate } from '../http/handle.js';
 import type { Principal } from '../http/types.js';
+import type { RequestMeta } from '../util/security-log.js';
 import { validated, validatedFor } from '../util/validated.js';
 import * as enrol from './enrol.js';
 import * as atLogin from './enrol-at-login.js';

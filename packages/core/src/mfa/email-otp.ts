@@ -3,7 +3,7 @@ import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
 import { hashEmailCode, isEmailCode, storeEmailCode } from '../tokens/email-code.js';
 import type { MfaEnv } from './env.js';
-import type { FactorCheck } from './pending.js';
+import { type FactorCheck, WRONG_CODE } from './pending.js';
 
 export const loginCodeKey = (jti: string) => `login:${jti}`;
 export const enrolCodeKey = (userId: string) => `enrol:${userId}`;
@@ -70,11 +70,12 @@ export async function sendLoginCode(env: MfaEnv, pending: PendingLogin, user: Us
  *  the right code race on the pending login (one session, the others `invalid_token`) instead
  *  of counting as wrong tries that could kill it first. */
 export async function checkLoginCode(env: MfaEnv, jti: string, code: string): Promise<FactorCheck> {
-  if (!isEmailCode(code)) return false;
+  if (!isEmailCode(code)) return WRONG_CODE;
   const key = loginCodeKey(jti);
   const codes = env.ctx.stores.emailCodes;
-  if (!(await codes.matches(key, hashEmailCode(key, code), env.ctx.clock.now()))) return false;
+  if (!(await codes.matches(key, hashEmailCode(key, code), env.ctx.clock.now()))) return WRONG_CODE;
   return {
+    kind: 'right',
     commit: async () => {
       await codes.delete(key);
       return true;

@@ -1,7 +1,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { ipOf, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
+import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
 import {
   assertAllowed,
@@ -16,7 +16,7 @@ import {
 } from './factor-setup.js';
 import { enabledMethods } from './factors.js';
 import { completeLogin } from './login.js';
-import { attempt, type OpenPending, openPending } from './pending.js';
+import { type OpenPending, openPending, runFactorCheck, WRONG_CODE } from './pending.js';
 
 // `mfa.required`: a user without a method logs in with the password and gets a pending token
 // with `methods: []`. That token can only enrol a first method here; the confirming step
@@ -58,12 +58,12 @@ async function confirmWith(
 ) {
   assertAllowed(env, method);
   let recoveryCodes: string[] | null = null;
-  const opened = await attempt(env, mfaToken, meta, `enrol_${method}`, async (p) => {
+  const opened = await runFactorCheck(env, mfaToken, meta, `enrol_${method}`, async (p) => {
     await assertEnrolling(env, p);
     const confirmed = await confirm(p);
-    if (confirmed === false) return false;
+    if (confirmed === false) return WRONG_CODE;
     recoveryCodes = confirmed.recoveryCodes;
-    return true;
+    return { kind: 'used' };
   });
   return enrolled(env, opened, method, recoveryCodes, meta);
 }

@@ -1,15 +1,15 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { ipOf, type RequestMeta } from '../auth/log.js';
 import { requireFreshAuth } from '../auth/reauth.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
 import {
+  afterFactorChange,
   assertAllowed,
   type Confirmed,
-  changed,
   confirmEmail,
   confirmPasskey,
   confirmTotp,
@@ -152,7 +152,7 @@ async function afterRemoval(
   meta: RequestMeta,
 ) {
   if (!(await hasMfa(env, user))) await env.ctx.stores.recoveryCodes.deleteAll(user.id);
-  await changed(env, user, principal.sid, { kind: 'removed', method }, meta);
+  await afterFactorChange(env, user, principal.sid, { kind: 'removed', method }, meta);
 }
 
 export async function disableMethod(
@@ -195,6 +195,6 @@ export async function regenerateRecovery(
   if (!(await hasMfa(env, user)))
     throw new PosternError('validation_failed', { detail: 'MFA is not enabled' });
   const recoveryCodes = await regenerateRecoveryCodes(env, user.id);
-  await changed(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
+  await afterFactorChange(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
   return { recoveryCodes };
 }

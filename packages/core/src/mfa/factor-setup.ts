@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import { emailCodeMatches, useEmailCode } from '../auth/mailed-code.js';
 import type { MfaMethod, ThrottleBucket } from '../context.js';
 import { isPosternError, PosternError } from '../errors.js';
 import type { User } from '../ports/user-store.js';
+import { logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { enrolCodeKey, sendEmailCode } from './email-otp.js';
 import { addSeconds, type MfaEnv, nowSeconds } from './env.js';
 import { type MfaNotice, notifyOwner } from './notify.js';
@@ -133,7 +133,7 @@ export async function confirmPasskey(
 
 /** After a change: the user's other sessions end (option; all of them when `exceptSid` is
  *  absent), the owner is mailed, the change is logged. */
-export async function changed(
+export async function afterFactorChange(
   env: MfaEnv,
   user: User,
   exceptSid: string | undefined,
@@ -168,6 +168,6 @@ export async function factorAdded(
   exceptSid: string | undefined,
   meta: RequestMeta,
 ): Promise<{ recoveryCodes?: string[] }> {
-  await changed(env, user, exceptSid, { kind: 'added', method }, meta);
+  await afterFactorChange(env, user, exceptSid, { kind: 'added', method }, meta);
   return recoveryCodes ? { recoveryCodes } : {};
 }

@@ -1,17 +1,25 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { credentialsHold } from '../auth/credentials-hold.js';
+import { credentialsUnchanged } from '../auth/credentials-unchanged.js';
 import { noticeAfterFailures } from '../auth/failure-notice.js';
-import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod, MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { isPosternError, PosternError } from '../errors.js';
 import type { Stores } from '../ports/stores.js';
 import type { User } from '../ports/user-store.js';
 import { isEmailCode } from '../tokens/email-code.js';
+import { ipOf, logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { checkLoginCode, loginCodeKey, sendEmailCode, sendLoginCode } from './email-otp.js';
 import { type MfaEnv, nowSeconds } from './env.js';
 import { enabledMethods, hasRecoveryCodes, loginMethods } from './factors.js';
 import { notifyOwner } from './notify.js';
-import { attempt, type FactorCheck, issuePending, type OpenPending, openPending } from './pending.js';
+import {
+  type FactorCheck,
+  issuePending,
+  type OpenPending,
+  openPending,
+  runFactorCheck,
+  usedOrWrong,
+  WRONG_CODE,
+} from './pending.js';
 import { matchRecoveryCode } from './recovery.js';
 import { verifyTotp } from './totp.js';
 import { authenticationOptions, verifyAuthentication } from './webauthn.js';
@@ -36,7 +44,7 @@ export async function beginMfa(
   });
   // A reset or change that voided pending logins while the password was being checked
   // missed this one: void it now (before any code is mailed); the login refuses.
-  if (!(await credentialsHold(env.ctx.stores, user))) {
+  if (!(await credentialsUnchanged(env.ctx.stores, user))) {
     await env.ctx.stores.pendingLogins.consume(pending.jti, env.ctx.clock.now());
     return null;
   }
@@ -139,18 +147,20 @@ function assertOffered(p: OpenPending, method: MfaMethod, path: string): void {
  *  holds the pending login. */
 async function checkTotp(env: MfaEnv, userId: string, code: string): Promise<FactorCheck> {
   const factor = await env.ctx.stores.mfaFactors.getFactor(userId, 'totp');
-  if (!factor?.secret) return false;
+  if (!factor?.secret) return WRONG_CODE;
   const seed = env.sealer.open(factor.secret, userId);
   const step = await verifyTotp(seed, code, nowSeconds(env), factor.lastStep ?? -1);
-  return step === null ? false : { commit: () => env.ctx.stores.mfaFactors.acceptTotpStep(userId, step) };
+  if (step === null) return WRONG_CODE;
+  return { kind: 'right', commit: () => env.ctx.stores.mfaFactors.acceptTotpStep(userId, step) };
 }
 
 /** A matching recovery code; it is used up (and the owner told) once the attempt holds the
  *  pending login, so a login another factor won burns none. */
 async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise<FactorCheck> {
   const match = await matchRecoveryCode(env, p.user.id, code);
-  if (!match) return false;
+  if (!match) return WRONG_CODE;
   return {
+    kind: 'right',
     commit: async () => {
       const left = await match.use();
       if (left === null) return false;
@@ -173,7 +183,7 @@ export async function verifyCode(
   const code = input.code.trim();
   const field = input.methodField ?? 'methodType';
   let used: CodeMethod = input.methodType ?? 'totp';
-  const opened = await attempt(env, input.token, meta, input.methodType ?? 'auto', async (p) => {
+  const opened = await runFactorCheck(env, input.token, meta, input.methodType ?? 'auto', async (p) => {
     const offered = p.pending.methods;
     if (input.methodType === 'recovery') {
       // Named, recovery must be a method the user still has (every code used: none).
@@ -192,14 +202,14 @@ export async function verifyCode(
     }
     if (offered.includes('totp')) {
       const totp = await checkTotp(env, p.user.id, code);
-      if (totp !== false) {
+      if (totp.kind !== 'wrong') {
         used = 'totp';
         return totp;
       }
     }
-    if (!offered.includes('email')) return false;
+    if (!offered.includes('email')) return WRONG_CODE;
     const email = await checkLoginCode(env, p.pending.jti, code);
-    if (email !== false) used = 'email';
+    if (email.kind !== 'wrong') used = 'email';
     return email;
   });
   return completeLogin(env, opened, used, meta);
@@ -229,10 +239,10 @@ export async function webauthnLoginVerify(
   input: { mfaToken: string; assertionResponse: AuthenticationResponseJSON },
   meta: RequestMeta,
 ): Promise<SessionAnswer> {
-  const opened = await attempt(env, input.mfaToken, meta, 'webauthn', async (p) => {
+  const opened = await runFactorCheck(env, input.mfaToken, meta, 'webauthn', async (p) => {
     assertOffered(p, 'webauthn', 'mfaToken');
-    return (
-      (await verifyAuthentication(env, p.user.id, p.pending.jti, input.assertionResponse, meta)) !== null
+    return usedOrWrong(
+      (await verifyAuthentication(env, p.user.id, p.pending.jti, input.assertionResponse, meta)) !== null,
     );
   });
   return completeLogin(env, opened, 'webauthn', meta);

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { reasonOf, tokenFingerprint } from '../auth/bearer-check.js';
 import { countFailure } from '../auth/failure-notice.js';
-import { ipOf, logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { User } from '../ports/user-store.js';
+import { ipOf, logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { addSeconds, type MfaEnv } from './env.js';
 
 /** `typ` of the pending login token: never mistaken for an access token (`at+jwt`) or back. */
@@ -79,20 +79,28 @@ export async function openPending(env: MfaEnv, token: string, meta?: RequestMeta
 }
 
 /** What a factor check found:
- *  - `true`: the right code, already used up (an assertion, an enrolment);
- *  - `false`: a wrong code: it counts against the pending login;
- *  - `{ commit }`: the right code, to be used up (a TOTP step, a recovery code, an emailed
- *    code) only once this attempt holds the pending login. A parallel duplicate then loses on
- *    the pending login (401 `invalid_token`, not a wrong try), and a login another factor won
- *    burns nothing. */
-export type FactorCheck = boolean | { commit: () => Promise<boolean> };
+ *  - `wrong`: a wrong code: it counts against the pending login;
+ *  - `used`: the right code, already used up (an assertion, an enrolment);
+ *  - `right`: the right code, to be used up by `commit` (a TOTP step, a recovery code, an
+ *    emailed code) only once this attempt holds the pending login. A parallel duplicate then
+ *    loses on the pending login (401 `invalid_token`, not a wrong try), and a login another
+ *    factor won burns nothing. `commit` answers false when the code was used up meanwhile. */
+export type FactorCheck =
+  | { kind: 'wrong' }
+  | { kind: 'used' }
+  | { kind: 'right'; commit: () => Promise<boolean> };
+
+export const WRONG_CODE: FactorCheck = { kind: 'wrong' };
+
+/** A check that used up what it verified itself (or refused it): `used` or `wrong`. */
+export const usedOrWrong = (ok: boolean): FactorCheck => (ok ? { kind: 'used' } : WRONG_CODE);
 
 /** Runs one code check for a pending login. The attempt is counted per user and per address
  *  before any work (429 over the limit, parallel bursts included) and given back on success;
  *  a wrong code also counts against the pending login (it dies at `maxFailures`) and answers
  *  401 `invalid_code`. A right code consumes the pending login atomically: of correct
  *  parallel attempts exactly one gets it, the others 401 `invalid_token`. */
-export async function attempt(
+export async function runFactorCheck(
   env: MfaEnv,
   token: string,
   meta: RequestMeta,
@@ -125,7 +133,7 @@ export async function attempt(
   } catch (e) {
     throw await notCounted(e);
   }
-  if (found === false) {
+  if (found.kind === 'wrong') {
     const failures = await stores.pendingLogins.recordFailure(pending.jti, env.cfg.maxFailures, clock.now());
     // Ended while this attempt ran (a parallel one won it, e.g. a copy of this very code whose
     // step was taken meanwhile): the answer is that of a used-up token.
@@ -137,7 +145,7 @@ export async function attempt(
   if (!won) throw await notCounted(new PosternError('invalid_token'));
   // Used up between this attempt's check and now (another login of the same user took the
   // TOTP step or the recovery code): this login is over, the limiter keeps the attempt.
-  if (typeof found === 'object' && !(await found.commit())) throw refused('code_used_concurrently');
+  if (found.kind === 'right' && !(await found.commit())) throw refused('code_used_concurrently');
   // No limiter reset on success, only this attempt given back: whoever holds the password
   // could otherwise wait for the owner's next login and get a fresh budget of guesses.
   await counted.release();

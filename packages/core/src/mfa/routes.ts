@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { metaOf } from '../auth/log.js';
 import type { MfaMethod } from '../context.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
+import { metaOf } from '../util/security-log.js';
 import type { MfaFlows } from './api.js';
 import type { MfaEnv } from './env.js';
 import * as s from './schemas.js';

@@ -9,9 +9,9 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { logAuthEvent, type RequestMeta } from '../auth/log.js';
 import type { User } from '../ports/user-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
+import { logAuthEvent, type RequestMeta } from '../util/security-log.js';
 import { addSeconds, type MfaEnv } from './env.js';
 import { usablePublicKey } from './passkey-key.js';
 

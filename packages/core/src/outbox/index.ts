@@ -9,7 +9,7 @@ import type {
   OutboxStatus,
   PublishResult,
 } from '../ports/outbox-store.js';
-import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
+import { integerOption, MAX_TIMER_MS } from '../util/integer-option.js';
 import { backoffDelay } from './backoff.js';
 import { type Consumer, type OutboxOptions, type PublishInput, RetryLater } from './types.js';
 
@@ -81,7 +81,7 @@ export function resolveOutboxOptions(input: OutboxOptions = {}): Required<Outbox
   for (const key of Object.keys(DEFAULTS) as Array<keyof OutboxOptions>) {
     const min = key === 'baseDelayMs' || key === 'maxDelayMs' ? 0 : 1;
     const max = key === 'pollIntervalMs' ? MAX_TIMER_MS : undefined;
-    o[key] = wholeOption(`outbox.${key}`, input[key], DEFAULTS[key], min, max);
+    o[key] = integerOption(`outbox.${key}`, input[key], DEFAULTS[key], min, max);
   }
   return o;
 }

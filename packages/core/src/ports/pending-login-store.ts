@@ -1,4 +1,4 @@
-import type { MfaMethod } from '../context.js';
+import type { MfaMethod } from './mfa-method.js';
 
 /** Server state of one pending MFA login (the `jti` of its `mfa+jwt` token). */
 export interface PendingLogin {

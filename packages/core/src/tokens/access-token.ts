@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PosternError } from '../errors.js';
-import type { Principal } from '../http/types.js';
 import type { Keyring } from './keyring.js';
+import type { Principal } from './principal.js';
 
 /** RFC 9068 header type of access tokens; pending MFA tokens use another, so neither is
  *  accepted in place of the other. */

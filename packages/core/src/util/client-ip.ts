@@ -1,6 +1,5 @@
 import { BlockList, isIP } from 'node:net';
 import { ConfigError } from '../errors.js';
-import type { NeutralRequest } from '../http/types.js';
 
 /** The eight 16-bit groups of a valid IPv6 address (an embedded dotted quad and a zone id
  *  allowed). */
@@ -92,9 +91,15 @@ export function proxyTest(entries: readonly string[]): ProxyTest | null {
   };
 }
 
+/** The parts of a request its client address is read from (an adapter's neutral request). */
+export interface AddressedRequest {
+  ip?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
 /** The socket address, or the first untrusted hop of `x-forwarded-for` when the socket
  *  is a trusted proxy. Forwarded headers from anyone else are ignored. */
-export function clientIp(req: Pick<NeutralRequest, 'ip' | 'headers'>, trusted: ProxyTest | null): string {
+export function clientIp(req: AddressedRequest, trusted: ProxyTest | null): string {
   const socket = req.ip ?? '';
   if (trusted === null || !trusted(socket)) return socket;
   const xff = req.headers['x-forwarded-for'];

@@ -1,5 +1,14 @@
-import type { z } from 'zod';
-import { validate } from '../http/handle.js';
+import type { ZodType, z } from 'zod';
+import { PosternError } from '../errors.js';
+
+/** `value` checked against `schema`; 400 `validation_failed` naming at most 20 fields. */
+export function validate<T>(schema: ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  throw new PosternError('validation_failed', {
+    errors: r.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.') || '/', message: i.message })),
+  });
+}
 
 /** The input argument of a validated function: optional where the schema takes `undefined`. */
 type InputArg<S extends z.ZodType> =

@@ -6,7 +6,7 @@ import { parseUtf8Json } from '../http/body.js';
 import { nestsDeeperThan } from '../http/json-depth.js';
 import type { RouteContext, RouteDef } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
-import { wholeOption } from '../util/whole-option.js';
+import { integerOption } from '../util/integer-option.js';
 import { eventNameOf, routeWebhook } from './routing.js';
 import { createSecretReader } from './secrets.js';
 import { checkSignature } from './signature.js';
@@ -25,7 +25,7 @@ export const MAX_JSON_DEPTH = 100;
 const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
 
 function resolveOptions(o: WebhookOptions = {}) {
-  const toleranceSeconds = wholeOption(
+  const toleranceSeconds = integerOption(
     'webhook.toleranceSeconds',
     o.toleranceSeconds,
     DEFAULT_TOLERANCE_SECONDS,

@@ -13,7 +13,7 @@ export const HOST_AUTH_ROUTE = { path: '/host/me' } as const;
 /** A host route every `Mount` guards with `requireAuth` and then checks with
  *  `ph.auth.requireFreshAuth(principal, { password })` (password from its JSON body), answering
  *  `{ fresh: true }`; what that throws goes through the adapter's error handler
- *  (`posternErrors()`, `posternErrorHandler()`; `posternProblem` without one). */
+ *  (`posternErrorHandler()` of either adapter; `posternProblem` without one). */
 export const HOST_FRESH_ROUTE = { path: '/host/fresh' } as const;
 
 /** Starts a Node HTTP server for `listener` on 127.0.0.1, on a free port. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Session, User } from '@postern/core';
 import { describe, expect, it } from 'vitest';
-import type { StoreSetup } from './contract.js';
+import type { StoreSetup } from './setup.js';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;

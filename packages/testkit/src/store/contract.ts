@@ -1,13 +1,11 @@
-import type { Stores } from '@postern/core';
 import { describe } from 'vitest';
-import type { TestClock } from '../test-clock.js';
 import { authStoreContract } from './auth.contract.js';
 import { inboxStoreContract } from './inbox.contract.js';
 import { mfaStoreContract } from './mfa.contract.js';
 import { outboxStoreContract } from './outbox.contract.js';
+import type { StoreSetup } from './setup.js';
 
-/** Fresh stores (and the clock they were given) for one test. */
-export type StoreSetup = () => Promise<{ stores: Stores; clock: TestClock }>;
+export type { StoreSetup } from './setup.js';
 
 /** Registers the storage-port contract suite against one implementation (memory, Postgres).
  *  Each area adds its contract here, one line each. */

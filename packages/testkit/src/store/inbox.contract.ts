@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InboxAttachment, InboxMessage, InboxThread, MailEvent, Stores } from '@postern/core';
 import { describe, expect, it } from 'vitest';
-import type { StoreSetup } from './contract.js';
+import type { StoreSetup } from './setup.js';
 
 const id = () => randomUUID();
 const MIN = 60_000;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxEvent, OutboxLease, OutboxStats, OutboxStore } from '@postern/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { StoreSetup } from './contract.js';
+import type { StoreSetup } from './setup.js';
 
 const LEASE_MS = 30_000;
 

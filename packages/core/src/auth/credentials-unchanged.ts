@@ -6,7 +6,7 @@ import type { User } from '../ports/user-store.js';
  *  deleted. Called after the login created its session or pending login: a reset, change,
  *  disable or deletion committing later ends what it finds, that one included; one that
  *  committed before shows here, and the caller undoes what it created. */
-export async function credentialsHold(stores: Stores, seen: User): Promise<boolean> {
+export async function credentialsUnchanged(stores: Stores, seen: User): Promise<boolean> {
   const now = await stores.users.findByIdSettled(seen.id);
   return (
     now !== null && !now.disabled && now.passwordChangedAt.getTime() === seen.passwordChangedAt.getTime()

@@ -1,0 +1,2 @@
+/** A second factor a user can confirm and log in with. */
+export type MfaMethod = 'totp' | 'email' | 'webauthn';
