@@ -11,10 +11,12 @@
 // Every server runs in its own process: the example started as its package.json's `start`
 // script does (`node --import tsx src/server.ts` in examples/fastify-app; `--example` takes
 // other node arguments, e.g. a precompiled entry), the baselines as bench/auth-server.mjs and
-// bench/postgres-server.mjs targets. A round starts a fresh pair; the load moves between the
-// two in short slices, cycle after cycle, and each example slice is compared with the baseline
-// slice of the same cycle (this machine's speed drifts within minutes). Loopback only; the run
-// lasts about rounds x kinds x (2 x warmup + 2 x cycles x slice) seconds plus start-ups.
+// bench/postgres-server.mjs targets, and bench/'s own Postern server (the library mounted on a
+// bare Fastify app) beside them, so the gap between the example and the library is visible. A
+// round starts fresh processes; the load moves between them in short slices, cycle after
+// cycle, and each slice is compared with the baseline slice of the same cycle (this machine's
+// speed drifts within minutes). Loopback only; the run
+// lasts about rounds x kinds x 3 x (warmup + cycles x slice) seconds plus start-ups.
 // Postgres: DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test; a database of its own is
 // created for the run and dropped after it. Results go to docs/performance.md under
 // "Example apps" unless --no-write.
@@ -149,21 +151,29 @@ async function database() {
   return db;
 }
 
-/** Each kind: how to start the pair and what load each side gets. */
+/** A server of bench/: `target` of `script`, tracked, with the load `requests(fixtures, s)`. */
+async function benchServer(script, target, env, cpu, requests) {
+  const server = track(await startServer(new URL(script, import.meta.url), target, env, cpu));
+  return {
+    pid: server.pid,
+    stop: server.stop,
+    load: (s) => run(`http://127.0.0.1:${server.port}`, s, requests(server.fixtures, s)),
+  };
+}
+
+/** Each kind: how to start its servers and what load each gets. `library` is bench/'s own
+ *  Postern server (the library in a bare Fastify app, as bench/auth.mjs and bench/postgres.mjs
+ *  measure it): the gap between it and the example is what the example adds. */
 const KINDS = {
   me: {
     title: '`GET /auth/me` (in memory)',
     baseline: 'bare Fastify + jose verify',
     target: 0.85,
     async start(cpu) {
-      const bare = track(
-        await startServer(
-          new URL('auth-server.mjs', import.meta.url),
-          'bare',
-          { BENCH_JWK: JSON.stringify(jwk), BENCH_TOKENS: '1' },
-          cpu,
-        ),
-      );
+      const env = { BENCH_JWK: JSON.stringify(jwk), BENCH_TOKENS: '1' };
+      const fromFixtures = (f) => meRequests(f.accessToken);
+      const baseline = await benchServer('auth-server.mjs', 'bare', env, cpu, fromFixtures);
+      const library = await benchServer('auth-server.mjs', 'postern + fastify', env, cpu, fromFixtures);
       const example = await startExample(
         { JWT_PRIVATE_KEYS: JSON.stringify(jwk), ORIGIN: 'http://localhost:3000' },
         cpu,
@@ -171,16 +181,9 @@ const KINDS = {
       await post(example.url, '/auth/signup', { name: 'Bench User', ...USER });
       const { accessToken } = await post(example.url, '/auth/login', USER);
       return {
-        baseline: {
-          pid: bare.pid,
-          stop: bare.stop,
-          load: (s) => run(`http://127.0.0.1:${bare.port}`, s, meRequests(bare.fixtures.accessToken)),
-        },
-        example: {
-          pid: example.pid,
-          stop: example.stop,
-          load: (s) => run(example.url, s, meRequests(accessToken)),
-        },
+        baseline,
+        library,
+        example: { ...example, load: (s) => run(example.url, s, meRequests(accessToken)) },
       };
     },
   },
@@ -190,49 +193,55 @@ const KINDS = {
     target: 0.8,
     async start(cpu) {
       const d = await database();
-      const schema = () => `ex_${++d.schemas}`;
-      const bare = track(
-        await startServer(
-          new URL('postgres-server.mjs', import.meta.url),
-          'intake: bare',
-          { BENCH_DATABASE_URL: d.url, BENCH_SCHEMA: schema() },
-          cpu,
-        ),
-      );
+      const env = () => ({ BENCH_DATABASE_URL: d.url, BENCH_SCHEMA: `ex_${++d.schemas}` });
+      const load = (_f, s) => intakeLoad(s);
+      const baseline = await benchServer('postgres-server.mjs', 'intake: bare', env(), cpu, load);
+      const library = await benchServer('postgres-server.mjs', 'intake: postern + fastify', env(), cpu, load);
       const example = await startExample(
-        { DATABASE_URL: d.url, DATABASE_SCHEMA: schema(), WORKERS: '0', WEBHOOK_SECRET: SECRET },
+        { DATABASE_URL: d.url, DATABASE_SCHEMA: `ex_${++d.schemas}`, WORKERS: '0', WEBHOOK_SECRET: SECRET },
         cpu,
       );
       return {
-        baseline: {
-          pid: bare.pid,
-          stop: bare.stop,
-          load: (s) => run(`http://127.0.0.1:${bare.port}`, s, intakeLoad(s)),
-        },
-        example: { pid: example.pid, stop: example.stop, load: (s) => run(example.url, s, intakeLoad(s)) },
+        baseline,
+        library,
+        example: { ...example, load: (s) => run(example.url, s, intakeLoad(s)) },
       };
     },
   },
 };
 
+/** Stops every server still running and drops the run's database; on Ctrl-C too. */
+async function cleanUp() {
+  await Promise.all([...live].map((stop) => stop()));
+  if (db) {
+    const { admin, name } = db;
+    db = null;
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => cleanUp().finally(() => process.exit(130)));
+}
+
 const pinned = args['no-pin'] ? null : pinServers();
 console.log(pinned?.description ?? 'unpinned: servers and load generator share the cores');
-const SIDES = ['baseline', 'example'];
-const samples = Object.fromEntries(kinds.map((k) => [k, { baseline: [], example: [] }]));
+const SIDES = ['baseline', 'library', 'example'];
+const samples = Object.fromEntries(kinds.map((k) => [k, { baseline: [], library: [], example: [] }]));
 try {
   for (let round = 1; round <= rounds; round++) {
     for (const kind of kinds) {
-      const pair = await KINDS[kind].start(pinned?.cpu ?? null);
+      const servers = await KINDS[kind].start(pinned?.cpu ?? null);
       try {
-        for (const side of SIDES) if (warmup > 0) await pair[side].load(warmup);
+        for (const side of SIDES) if (warmup > 0) await servers[side].load(warmup);
         for (let cycle = 0; cycle < cycles; cycle++) {
-          // Alternating which goes first spreads any bias of going first over both.
-          const order = cycle % 2 === 0 ? SIDES : [...SIDES].reverse();
+          // Rotating the order spreads any bias of going first or last over all three.
+          const order = SIDES.map((_, i) => SIDES[(i + cycle) % SIDES.length]);
           const line = [];
           for (const side of order) {
-            const cpu0 = cpuMicros(pair[side].pid);
-            const r = await pair[side].load(slice);
-            const cpu1 = cpuMicros(pair[side].pid);
+            const cpu0 = cpuMicros(servers[side].pid);
+            const r = await servers[side].load(slice);
+            const cpu1 = cpuMicros(servers[side].pid);
             r.cpuPerRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / r.total;
             samples[kind][side].push(r);
             line.push(`${side} ${Math.round(r.rps)}`);
@@ -240,49 +249,47 @@ try {
           console.log(`round ${round} ${kind} cycle ${cycle + 1}: ${line.join(', ')} req/s`);
         }
       } finally {
-        await Promise.all(SIDES.map((side) => pair[side].stop()));
+        await Promise.all(SIDES.map((side) => servers[side].stop()));
       }
     }
   }
 } finally {
-  await Promise.all([...live].map((stop) => stop()));
-  if (db) {
-    await db.admin.query(`DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`);
-    await db.admin.end();
-  }
+  await cleanUp();
 }
 
-/** Ratio per cycle (example / baseline of the same cycle); median over all cycles and per round. */
-const perCycle = (kind) => samples[kind].example.map((r, i) => r.rps / samples[kind].baseline[i].rps);
+/** Ratio per cycle (side / baseline of the same cycle). */
+const perCycle = (kind, side) => samples[kind][side].map((r, i) => r.rps / samples[kind].baseline[i].rps);
 const cpuOf = (runs) => {
   const c = runs.map((r) => r.cpuPerRequest).filter((x) => x !== null);
   return c.length > 0 ? median(c) : null;
 };
+const NAMES = { library: 'Postern in bare Fastify (bench/)', example: 'Fastify example' };
 const lines = [];
 const verdicts = [];
 for (const kind of kinds) {
   const spec = KINDS[kind];
-  const ratios = perCycle(kind);
-  const ratio = median(ratios);
-  const byRound = Array.from({ length: rounds }, (_, i) =>
-    median(ratios.slice(i * cycles, (i + 1) * cycles)).toFixed(2),
-  );
-  const row = (name, runs, r) => {
+  const byRound = (ratios) =>
+    Array.from(
+      { length: rounds },
+      (_, i) => `${median(ratios.slice(i * cycles, (i + 1) * cycles)).toFixed(2)}x`,
+    );
+  const row = (name, runs, ratios) => {
     const mid = medianRun(runs);
     const cpu = cpuOf(runs);
-    return `| ${name} | ${Math.round(mid.rps).toLocaleString('en-US')} | ${mid.p99} ms | ${cpu === null ? 'n/a' : `${Math.round(cpu)} µs`} | ${r} |`;
+    const ratio = ratios ? `${median(ratios).toFixed(2)}x` : '1.00x';
+    const rounds = ratios ? byRound(ratios).join(', ') : '';
+    return `| ${name} | ${Math.round(mid.rps).toLocaleString('en-US')} | ${mid.p99} ms | ${cpu === null ? 'n/a' : `${Math.round(cpu)} µs`} | ${ratio} | ${rounds} |`;
   };
   lines.push(
     `### ${spec.title}`,
     '',
-    '| server | req/s (median slice) | p99 latency | CPU per request | ratio |',
-    '|---|---:|---:|---:|---:|',
-    row(`${spec.baseline} (baseline)`, samples[kind].baseline, '1.00x'),
-    row('Fastify example', samples[kind].example, `${ratio.toFixed(2)}x`),
-    '',
-    `Per round (median of its cycles): ${byRound.map((x) => `${x}x`).join(', ')}.`,
+    '| server | req/s (median slice) | p99 latency | CPU per request | ratio | ratio per round |',
+    '|---|---:|---:|---:|---:|---:|',
+    row(`${spec.baseline} (baseline)`, samples[kind].baseline, null),
+    ...['library', 'example'].map((side) => row(NAMES[side], samples[kind][side], perCycle(kind, side))),
     '',
   );
+  const ratio = median(perCycle(kind, 'example'));
   verdicts.push(
     `- ${kind}: Fastify example ${ratio.toFixed(2)}x ${spec.baseline} (target ${spec.target}x) ${ratio >= spec.target ? 'met' : 'MISSED'}`,
   );
@@ -304,10 +311,13 @@ if (!args['no-write']) {
 process: \`/auth/me\` (in-memory stores, an ${args.alg} key in \`JWT_PRIVATE_KEYS\`) against jose's
 verify of the same kind of token; webhook intake on Postgres (\`DATABASE_URL\`, \`WORKERS=0\`)
 against the same HMAC check and one \`INSERT ... ON CONFLICT DO NOTHING RETURNING\` on a pool of
-the same size. ${placement} ${rounds} rounds, each with a fresh pair of processes; the load
-(${connections} connections) moves between the two in ${slice} s slices, ${cycles} cycles per round after
-${warmup} s of warm-up each; a ratio is the median over all cycles of (example / baseline of the
-same cycle).
+the same size. Beside them, bench/'s own Postern server (the library registered on a bare
+\`Fastify()\`, as \`bench/auth.mjs\` and \`bench/postgres.mjs\` run it): the gap between that row
+and the example is what the example adds. ${placement} ${rounds} rounds, each with fresh
+processes; the load (${connections} connections) moves between the three in ${slice} s slices, ${cycles} cycles
+per round after ${warmup} s of warm-up each; a ratio is the median over all cycles of (server /
+baseline of the same cycle), the last column the same per round. CPU per request is the
+process's CPU time (\`/proc\`) over the requests it answered, median over slices.
 
 ${report}
 
