@@ -26,9 +26,12 @@ const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test
 const schema = `ph_count_${randomBytes(4).toString('hex')}`;
 const pool = new pg.Pool({ connectionString: url, max: 4 });
 
-/** Statements sent since the last `take()`: the first line of each, whitespace folded. */
+/** Statements sent since the last `take()`: the start of each, whitespace folded, no schema. */
 let log = [];
-const note = (text) => log.push(String(text).replace(/\s+/g, ' ').trim().slice(0, 110));
+const note = (text) => {
+  const line = String(text).replaceAll(`"${schema}".`, '').replace(/\s+/g, ' ').trim();
+  log.push(line.length > 100 ? `${line.slice(0, 100)}…` : line);
+};
 const take = () => {
   const out = log;
   log = [];
