@@ -311,7 +311,7 @@ if (!args['no-write']) {
 process: \`/auth/me\` (in-memory stores, an ${args.alg} key in \`JWT_PRIVATE_KEYS\`) against jose's
 verify of the same kind of token; webhook intake on Postgres (\`DATABASE_URL\`, \`WORKERS=0\`)
 against the same HMAC check and one \`INSERT ... ON CONFLICT DO NOTHING RETURNING\` on a pool of
-the same size. Beside them, bench/'s own Postern server (the library registered on a bare
+the same size. Beside them, \`bench/\`'s own Postern server (the library registered on a bare
 \`Fastify()\`, as \`bench/auth.mjs\` and \`bench/postgres.mjs\` run it): the gap between that row
 and the example is what the example adds. ${placement} ${rounds} rounds, each with fresh
 processes; the load (${connections} connections) moves between the three in ${slice} s slices, ${cycles} cycles
@@ -321,7 +321,10 @@ process's CPU time (\`/proc\`) over the requests it answered, median over slices
 
 ${report}
 
-Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, Postgres on the same machine.
+Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, Postgres on the same machine;
+the cores are shared with whatever else runs there, so compare ratios within one run, not
+absolute numbers across runs. What the example adds per request, feature by feature: the next
+section (written by hand, not by this script).
 `,
   );
   console.log('written to docs/performance.md');
