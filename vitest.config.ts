@@ -8,6 +8,8 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@postern\/testkit\/browser$/, replacement: src('testkit/src/browser.ts') },
+      { find: /^@postern\/client\/react$/, replacement: src('client/src/react.ts') },
+      { find: /^@postern\/client$/, replacement: src('client/src/index.ts') },
       { find: /^@postern\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
       { find: /^@postern\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
       { find: /^@postern\/core$/, replacement: src('core/src/index.ts') },

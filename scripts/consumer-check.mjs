@@ -27,7 +27,7 @@ import { extractSamples, materialize } from './doc-samples.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const framesDir = join(root, 'scripts/doc-frames');
-const PACKAGES = ['core', 'express', 'fastify', 'postgres', 'testkit'];
+const PACKAGES = ['core', 'express', 'fastify', 'postgres', 'testkit', 'client'];
 const docsOnly = process.argv.includes('--docs');
 // A Postgres server whose user may CREATE DATABASE (the same default as the Postgres tests).
 const DATABASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -491,6 +491,9 @@ async function main() {
         'get-jwks': '^11.0.3',
         jsonwebtoken: '^9.0.3',
         'jwks-rsa': '^4.1.0',
+        // What the client's React binding samples import.
+        react: '^19.0.0',
+        '@types/react': '^19.0.0',
       },
     };
     let fullDir;

@@ -1,15 +1,12 @@
 // Inbox part of the demo page. Gets the context of app.js:
-// { api, session, h, problemText, status, refreshAccount }.
+// { client, attempt, h, problemText, status, refreshAccount }.
 // Everything in a mail (sender, subject, text, file names) is set as text, never as HTML.
 // Mail HTML is shown only inside a sandboxed iframe (srcdoc, sandbox="" : no scripts, no
 // forms, an opaque origin), so it never runs at this page's origin.
-import { download } from './api.js';
-
 /** Policy written into every mail HTML document on top of the page's own (which it inherits):
  *  no scripts, no remote images (tracking pixels), inline styles allowed for layout. */
 const MAIL_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:";
 
-const enc = encodeURIComponent;
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 const sizeText = (n) =>
   n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`;
@@ -33,8 +30,9 @@ function mailFrame(h, html) {
 
 /** Saves an attachment: fetched with the Bearer token, handed to the browser as a download. */
 async function save(ctx, attachment) {
-  const blob = await download(`/inbox/attachments/${enc(attachment.id)}`);
-  if (!blob) return ctx.status('The attachment could not be downloaded.', true);
+  const res = await ctx.attempt(ctx.client.inbox.attachment(attachment.id));
+  if (!res.ok) return ctx.status('The attachment could not be downloaded.', true);
+  const { blob } = res.body;
   // octet-stream: the browser saves the bytes, whatever type the sender claimed.
   const url = URL.createObjectURL(new Blob([blob], { type: 'application/octet-stream' }));
   const a = ctx.h('a', { href: url, download: attachment.filename || 'attachment' });
@@ -93,8 +91,8 @@ function messageView(ctx, m) {
 
 /** One thread and its reply form; `onReply` runs after a reply went out (the list moves). */
 async function showThread(ctx, pane, threadId, onReply) {
-  const { api, h, problemText } = ctx;
-  const res = await api(`/inbox/threads/${enc(threadId)}`);
+  const { client, attempt, h, problemText } = ctx;
+  const res = await attempt(client.inbox.thread(threadId));
   if (!res.ok) return ctx.status(problemText(res), true);
   const { thread, messages } = res.body;
   const text = h('textarea', { name: 'text', rows: 5, required: true, maxlength: 100000 });
@@ -104,7 +102,7 @@ async function showThread(ctx, pane, threadId, onReply) {
     event.preventDefault();
     send.disabled = true;
     try {
-      const r = await api(`/inbox/threads/${enc(threadId)}/reply`, { json: { text: text.value } });
+      const r = await attempt(client.inbox.reply(threadId, { text: text.value }));
       if (!r.ok) return ctx.status(problemText(r), true);
       // The thread and the list show the reply before the status says so.
       await Promise.all([showThread(ctx, pane, threadId, onReply), onReply()]);
@@ -121,7 +119,7 @@ async function showThread(ctx, pane, threadId, onReply) {
 }
 
 async function showAccount(ctx, pane, account) {
-  const { api, h, problemText } = ctx;
+  const { client, attempt, h, problemText } = ctx;
   const list = h('ul', { class: 'threads' });
   const threadPane = h('div', { class: 'thread' });
   const more = h('button', { type: 'button', hidden: true }, 'Older threads');
@@ -132,8 +130,7 @@ async function showAccount(ctx, pane, account) {
 
   async function loadPage() {
     const mine = generation;
-    const q = cursor ? `?cursor=${enc(cursor)}` : '';
-    const res = await api(`/inbox/accounts/${enc(account.id)}/threads${q}`);
+    const res = await attempt(client.inbox.threads(account.id, cursor ? { cursor } : {}));
     if (mine !== generation) return;
     if (!res.ok) return ctx.status(problemText(res), true);
     for (const t of res.body.threads) {
@@ -173,9 +170,9 @@ async function showAccount(ctx, pane, account) {
     );
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
-      const res = await api(`/inbox/accounts/${enc(account.id)}/members`, {
-        json: { email: email.value.trim(), role: role.value },
-      });
+      const res = await attempt(
+        client.inbox.addMember(account.id, { email: email.value.trim(), role: role.value }),
+      );
       ctx.status(res.ok ? 'Member added.' : problemText(res), !res.ok);
       if (res.ok) form.reset();
     });
@@ -187,21 +184,21 @@ async function showAccount(ctx, pane, account) {
 
 /** Inbox accounts, threads and replies for a signed-in user, rendered into <section id="inbox">. */
 export async function mountInbox(section, ctx, _user) {
-  const { api, h, problemText } = ctx;
+  const { client, attempt, h, problemText } = ctx;
   const accounts = h('ul', { class: 'accounts' });
   const pane = h('div', { class: 'inbox-account' });
 
   async function loadAccounts() {
-    const res = await api('/inbox/accounts');
+    const res = await attempt(client.inbox.accounts());
     if (!res.ok) return ctx.status(problemText(res), true);
     accounts.replaceChildren(
-      ...res.body.accounts.map((a) => {
+      ...res.body.map((a) => {
         const open = h('button', { type: 'button' }, `${a.name} <${a.address}>`);
         open.addEventListener('click', () => showAccount(ctx, pane, a));
         return h('li', {}, open, ` ${a.role}`);
       }),
     );
-    if (!res.body.accounts.length) accounts.append(h('li', {}, 'No inbox account yet.'));
+    if (!res.body.length) accounts.append(h('li', {}, 'No inbox account yet.'));
   }
 
   const address = h('input', { name: 'address', type: 'email', required: true, maxlength: 254 });
@@ -215,9 +212,9 @@ export async function mountInbox(section, ctx, _user) {
   );
   create.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const res = await api('/inbox/accounts', {
-      json: { address: address.value.trim(), name: name.value.trim() },
-    });
+    const res = await attempt(
+      client.inbox.createAccount({ address: address.value.trim(), name: name.value.trim() }),
+    );
     if (!res.ok) return ctx.status(problemText(res), true);
     create.reset();
     ctx.status('Inbox account created.');

@@ -1,16 +1,10 @@
 // MFA part of the demo page. Both functions get the context of app.js:
-// { api, session, h, problemText, status, refreshAccount }.
-// Tokens stay in memory and in request bodies/headers, never in URLs.
+// { client, attempt, h, problemText, status, refreshAccount }. Passkeys go through the
+// client, which loads the WebAuthn helpers on first use.
 import { encode } from './vendor/uqr.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const NAMES = { totp: 'Authenticator app', email: 'Email codes', webauthn: 'Passkeys' };
-
-/** The WebAuthn browser helpers, loaded on first use from the local copy (no CDN). */
-async function webauthn() {
-  if (!globalThis.SimpleWebAuthnBrowser) await import('./vendor/simplewebauthn-browser.umd.min.js');
-  return globalThis.SimpleWebAuthnBrowser;
-}
 
 /** A QR code of `text` as inline SVG (no image URLs, so the page's CSP stays strict). */
 function qrSvg(text) {
@@ -81,14 +75,14 @@ function recoveryBlock(h, codes) {
 /** Enrolment for a signed-in user (TOTP, email, passkeys, recovery codes), rendered into
  *  <section id="mfa">. Called after every sign-in with the user of GET /auth/me. */
 export function mountMfa(section, ctx, user) {
-  const { api, h, problemText, status, refreshAccount } = ctx;
+  const { client, attempt, h, problemText, status, refreshAccount } = ctx;
   const enabled = new Set(user.mfa.methods);
   const area = h('div');
 
   /** Runs `call(password?)`; after a 403 reauth_required it asks for the password and retries. */
   async function withReauth(place, call) {
-    const res = await call(undefined);
-    if (res.status !== 403 || res.body?.code !== 'reauth_required') return res;
+    const res = await attempt(call(undefined));
+    if (res.code !== 'reauth_required') return res;
     return new Promise((resolve) => {
       const form = fieldForm(h, {
         label: 'Confirm your password',
@@ -98,7 +92,7 @@ export function mountMfa(section, ctx, user) {
         button: 'Confirm',
         onSubmit: async (password) => {
           form.remove();
-          resolve(await call(password));
+          resolve(await attempt(call(password)));
         },
       });
       place.append(form);
@@ -121,8 +115,8 @@ export function mountMfa(section, ctx, user) {
     return true;
   }
 
-  /** Removal always asks for the password. */
-  function removeButton(place, label, path) {
+  /** Removal always asks for the password; `remove({ password })` is the client call. */
+  function removeButton(place, label, remove) {
     return h(
       'button',
       {
@@ -136,8 +130,7 @@ export function mountMfa(section, ctx, user) {
               autocomplete: 'current-password',
               button: label,
               onSubmit: async (password) => {
-                const res = await api(path, { method: 'DELETE', json: { password } });
-                done(res, 'Removed.', place);
+                done(await attempt(remove({ password })), 'Removed.', place);
               },
             }),
           ),
@@ -156,9 +149,7 @@ export function mountMfa(section, ctx, user) {
         type: 'button',
         onclick: async (event) => {
           const button = event.currentTarget;
-          const res = await withReauth(place, (password) =>
-            api(setup, { json: password ? { password } : {} }),
-          );
+          const res = await withReauth(place, (password) => setup(password ? { password } : undefined));
           if (!res.ok) return status(problemText(res), true);
           button.hidden = true;
           if (started) status(started);
@@ -167,7 +158,7 @@ export function mountMfa(section, ctx, user) {
             fieldForm(h, {
               label,
               button: 'Turn on',
-              onSubmit: async (code) => done(await api(confirm, { json: { code } }), turnedOn, place),
+              onSubmit: async (code) => done(await attempt(confirm({ code })), turnedOn, place),
             }),
           );
         },
@@ -180,12 +171,15 @@ export function mountMfa(section, ctx, user) {
   const totpPlace = h('div');
   const totp = h('div', { class: 'mfa-method' }, h('h3', {}, NAMES.totp), totpPlace);
   if (enabled.has('totp')) {
-    totp.append(h('p', {}, 'On.'), removeButton(totpPlace, 'Remove the authenticator app', '/auth/mfa/totp'));
+    totp.append(
+      h('p', {}, 'On.'),
+      removeButton(totpPlace, 'Remove the authenticator app', (p) => client.mfa.remove('totp', p)),
+    );
   } else {
     totp.append(
       setupButton(totpPlace, 'Set up an authenticator app', {
-        setup: '/auth/mfa/totp/setup',
-        confirm: '/auth/mfa/totp/confirm',
+        setup: client.mfa.totpSetup,
+        confirm: client.mfa.totpConfirm,
         intro: (body) => [
           h('p', {}, 'Scan this with your authenticator app, or type the key by hand:'),
           qrSvg(body.otpauthUri),
@@ -203,14 +197,14 @@ export function mountMfa(section, ctx, user) {
   if (enabled.has('email')) {
     email.append(
       h('p', {}, `On: codes go to ${user.email}.`),
-      removeButton(emailPlace, 'Stop email codes', '/auth/mfa/email'),
+      removeButton(emailPlace, 'Stop email codes', (p) => client.mfa.remove('email', p)),
     );
   } else {
     email.append(
       h('p', {}, 'The weakest second step: whoever reads your mail can use it.'),
       setupButton(emailPlace, 'Use email codes', {
-        setup: '/auth/mfa/email/setup',
-        confirm: '/auth/mfa/email/confirm',
+        setup: client.mfa.emailSetup,
+        confirm: client.mfa.emailConfirm,
         started: `A code was mailed to ${user.email}.`,
         label: 'Code from the mail',
         turnedOn: 'Email codes on.',
@@ -222,16 +216,16 @@ export function mountMfa(section, ctx, user) {
   const keysPlace = h('div');
   const list = h('ul');
   const keys = h('div', { class: 'mfa-method' }, h('h3', {}, NAMES.webauthn), list, keysPlace);
-  api('/auth/mfa/webauthn/credentials').then((res) => {
+  attempt(client.mfa.passkeys()).then((res) => {
     if (!res.ok) return;
     list.replaceChildren(
-      ...res.body.credentials.map((c) => {
+      ...res.body.map((c) => {
         const place = h('span');
         return h(
           'li',
           {},
           `${c.name} (added ${new Date(c.createdAt).toLocaleDateString()}) `,
-          removeButton(place, 'Remove', `/auth/mfa/webauthn/credentials/${encodeURIComponent(c.id)}`),
+          removeButton(place, 'Remove', (p) => client.mfa.removePasskey(c.id, p)),
           place,
         );
       }),
@@ -243,20 +237,10 @@ export function mountMfa(section, ctx, user) {
       {
         type: 'button',
         onclick: async () => {
-          try {
-            const { startRegistration } = await webauthn();
-            const options = await withReauth(keysPlace, (password) =>
-              api('/auth/mfa/webauthn/register/options', { json: password ? { password } : {} }),
-            );
-            if (!options.ok) return status(problemText(options), true);
-            const attestationResponse = await startRegistration({ optionsJSON: options.body });
-            const res = await api('/auth/mfa/webauthn/register/verify', {
-              json: { attestationResponse, name: navigator.platform || 'Passkey' },
-            });
-            done(res, 'Passkey added.', keysPlace);
-          } catch (e) {
-            status(`Passkey not added: ${e.message}`, true);
-          }
+          const name = navigator.platform || 'Passkey';
+          const res = await withReauth(keysPlace, (password) => client.passkey.register({ name, password }));
+          if (!res.ok && !res.code) return status(`Passkey not added: ${res.error.message}`, true);
+          done(res, 'Passkey added.', keysPlace);
         },
       },
       'Add a passkey',
@@ -281,7 +265,7 @@ export function mountMfa(section, ctx, user) {
                 autocomplete: 'current-password',
                 button: 'Make new codes (the old ones stop working)',
                 onSubmit: async (password) => {
-                  const res = await api('/auth/mfa/recovery-codes', { json: { password } });
+                  const res = await attempt(client.mfa.recoveryCodes({ password }));
                   if (!res.ok) return status(problemText(res), true);
                   recoveryPlace.replaceChildren(recoveryBlock(h, res.body.recoveryCodes));
                   status('New recovery codes made.');
@@ -304,11 +288,11 @@ export function mountMfa(section, ctx, user) {
   );
 }
 
-/** Second step of a login whose answer was { mfaRequired, mfaToken, methods }, rendered into
- *  <section id="mfa-challenge">. Resolves with the session answer once a factor verifies. */
+/** Second step of a login the client answered with { status: 'mfa-required', methods, enrol? },
+ *  rendered into <section id="mfa-challenge">. Resolves once a factor verifies (the client is
+ *  signed in then). */
 export function challenge(section, pending, ctx) {
-  const { api, h, problemText, status } = ctx;
-  const token = pending.mfaToken;
+  const { client, attempt, h, problemText, status } = ctx;
   return new Promise((resolve, reject) => {
     const finish = (answer) => {
       section.replaceChildren();
@@ -321,20 +305,19 @@ export function challenge(section, pending, ctx) {
     /** Success ends the login; a dead pending token ends the attempt; a wrong code stays. */
     const handle = (res) => {
       if (res.ok) return finish(res.body);
-      if (res.body?.code === 'invalid_token')
-        return fail('This sign-in expired or was used up: log in again.');
+      if (res.code === 'invalid_token') return fail('This sign-in expired or was used up: log in again.');
       // An authenticator code is accepted once: right after a login, the same code fails.
       const hint =
-        res.body?.code === 'invalid_code' && pending.methods.includes('totp')
+        res.code === 'invalid_code' && pending.methods.includes('totp')
           ? ' (an authenticator code works once: if you just used it, wait for the next one)'
           : '';
       status(problemText(res) + hint, true);
     };
-    const codeForm = (label, path, extra = {}) =>
+    const codeForm = (label, method) =>
       fieldForm(h, {
         label,
         button: 'Continue',
-        onSubmit: async (code) => handle(await api(path, { json: { token, code, ...extra }, auth: false })),
+        onSubmit: async (code) => handle(await attempt(client.verify({ method, code }))),
       });
 
     if (pending.methods.length === 0 && pending.enrol) {
@@ -351,23 +334,9 @@ export function challenge(section, pending, ctx) {
           {
             type: 'button',
             onclick: async () => {
-              try {
-                const { startAuthentication } = await webauthn();
-                const options = await api('/auth/mfa/webauthn/options', {
-                  json: { mfaToken: token },
-                  auth: false,
-                });
-                if (!options.ok) return handle(options);
-                const assertionResponse = await startAuthentication({ optionsJSON: options.body });
-                handle(
-                  await api('/auth/mfa/webauthn/verify', {
-                    json: { mfaToken: token, assertionResponse },
-                    auth: false,
-                  }),
-                );
-              } catch (e) {
-                status(`Passkey not used: ${e.message}`, true);
-              }
+              const res = await attempt(client.passkey.logIn());
+              if (!res.ok && !res.code) return status(`Passkey not used: ${res.error.message}`, true);
+              handle(res);
             },
           },
           'Use a passkey',
@@ -375,19 +344,19 @@ export function challenge(section, pending, ctx) {
       );
     }
     if (pending.methods.includes('totp')) {
-      parts.push(codeForm('Code from your authenticator app', '/auth/mfa/verify', { methodType: 'totp' }));
+      parts.push(codeForm('Code from your authenticator app', 'totp'));
     }
     if (pending.methods.includes('email')) {
       const onlyEmail = !pending.methods.some((m) => m === 'totp' || m === 'webauthn');
       parts.push(
         h('p', {}, onlyEmail ? 'We mailed you a six-digit code.' : 'Or get a code by mail.'),
-        codeForm('Code from the mail', '/auth/login/email-code'),
+        codeForm('Code from the mail', 'email'),
         h(
           'button',
           {
             type: 'button',
             onclick: async () => {
-              const res = await api('/auth/mfa/resend', { json: { token }, auth: false });
+              const res = await attempt(client.resendCode());
               if (res.ok) status('A new code is on its way; the previous one no longer works.');
               else handle(res);
             },
@@ -398,12 +367,7 @@ export function challenge(section, pending, ctx) {
     }
     if (pending.methods.includes('recovery')) {
       parts.push(
-        h(
-          'details',
-          {},
-          h('summary', {}, 'Use a recovery code'),
-          codeForm('Recovery code', '/auth/mfa/recovery'),
-        ),
+        h('details', {}, h('summary', {}, 'Use a recovery code'), codeForm('Recovery code', 'recovery')),
       );
     }
     parts.push(h('button', { type: 'button', onclick: () => fail('Sign-in cancelled.') }, 'Cancel'));
@@ -415,8 +379,7 @@ export function challenge(section, pending, ctx) {
 /** `mfa.required` and no method yet: the pending token enrols a first one, which completes the
  *  login; the recovery codes are shown before the session starts. */
 function enrolAtLogin(ctx, pending, handle, finish, fail) {
-  const { api, h, status } = ctx;
-  const mfaToken = pending.mfaToken;
+  const { client, attempt, h, status } = ctx;
   const place = h('div');
   const enrolled = (res) => {
     if (!res.ok) return handle(res);
@@ -436,23 +399,9 @@ function enrolAtLogin(ctx, pending, handle, finish, fail) {
         {
           type: 'button',
           onclick: async () => {
-            try {
-              const { startRegistration } = await webauthn();
-              const options = await api('/auth/mfa/enrol/webauthn/options', {
-                json: { mfaToken },
-                auth: false,
-              });
-              if (!options.ok) return handle(options);
-              const attestationResponse = await startRegistration({ optionsJSON: options.body });
-              enrolled(
-                await api('/auth/mfa/enrol/webauthn/verify', {
-                  json: { mfaToken, attestationResponse, name: navigator.platform || 'Passkey' },
-                  auth: false,
-                }),
-              );
-            } catch (e) {
-              status(`Passkey not added: ${e.message}`, true);
-            }
+            const res = await attempt(client.enrol.passkey({ name: navigator.platform || 'Passkey' }));
+            if (!res.ok && !res.code) return status(`Passkey not added: ${res.error.message}`, true);
+            enrolled(res);
           },
         },
         'Add a passkey',
@@ -466,7 +415,7 @@ function enrolAtLogin(ctx, pending, handle, finish, fail) {
         {
           type: 'button',
           onclick: async () => {
-            const res = await api('/auth/mfa/enrol/totp/setup', { json: { mfaToken }, auth: false });
+            const res = await attempt(client.enrol.totpSetup());
             if (!res.ok) return handle(res);
             place.replaceChildren(
               h('p', {}, 'Scan this with your authenticator app, or type the key by hand:'),
@@ -475,10 +424,7 @@ function enrolAtLogin(ctx, pending, handle, finish, fail) {
               fieldForm(h, {
                 label: 'Code from the app',
                 button: 'Turn on',
-                onSubmit: async (code) =>
-                  enrolled(
-                    await api('/auth/mfa/enrol/totp/confirm', { json: { mfaToken, code }, auth: false }),
-                  ),
+                onSubmit: async (code) => enrolled(await attempt(client.enrol.totpConfirm({ code }))),
               }),
             );
           },
@@ -494,17 +440,14 @@ function enrolAtLogin(ctx, pending, handle, finish, fail) {
         {
           type: 'button',
           onclick: async () => {
-            const res = await api('/auth/mfa/enrol/email/setup', { json: { mfaToken }, auth: false });
+            const res = await attempt(client.enrol.emailSetup());
             if (!res.ok) return handle(res);
             status('A code is on its way to your mailbox.');
             place.replaceChildren(
               fieldForm(h, {
                 label: 'Code from the mail',
                 button: 'Turn on',
-                onSubmit: async (code) =>
-                  enrolled(
-                    await api('/auth/mfa/enrol/email/confirm', { json: { mfaToken, code }, auth: false }),
-                  ),
+                onSubmit: async (code) => enrolled(await attempt(client.enrol.emailConfirm({ code }))),
               }),
             );
           },

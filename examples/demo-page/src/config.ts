@@ -106,12 +106,16 @@ async function postgres(
  *  `SMTP_URL` (absent: mails printed to the console), `WEBHOOK_SECRET`,
  *  `PROVIDER_API_URL` + `PROVIDER_API_TOKEN`, `FILES_DIR` (absent: in memory), `WORKERS` (1),
  *  `SIGNUP` (`off` switches the route off), `TRUSTED_PROXIES` (none), `LOG_LEVEL` (info),
- *  `MFA_ENCRYPTION_KEY` (32 bytes, base64: seals TOTP seeds; absent: ephemeral), `MFA_REQUIRED` (`on`). */
+ *  `MFA_ENCRYPTION_KEY` (32 bytes, base64: seals TOTP seeds; absent: ephemeral), `MFA_REQUIRED` (`on`),
+ *  `ACCESS_TOKEN_TTL_SECONDS` (900). Browser sessions (the refresh token in an HttpOnly cookie)
+ *  are on for pages of `ORIGIN`. */
 export async function readConfig(env: Env = process.env): Promise<AppConfig> {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   const origin = originOf(env.ORIGIN || `http://localhost:${port}`);
   const workers = integer(env, 'WORKERS', 1, 0, 64);
+  // Short lifetimes let tests watch access tokens expire and refresh in seconds.
+  const accessTokenTtlSeconds = integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1, 86_400);
   const logger = jsonLogger(logLevel(env.LOG_LEVEL));
   // Before anything that opens connections, so a bad key leaves nothing to close.
   const keys = await readSigningKeys(env);
@@ -144,6 +148,9 @@ export async function readConfig(env: Env = process.env): Promise<AppConfig> {
     issuer: origin.origin,
     audience: 'postern-demo',
     keys,
+    accessTokenTtlSeconds,
+    // The demo page signs in with `refreshToken: 'cookie'`; only pages of ORIGIN may refresh.
+    cookieSessions: { trustedOrigins: [origin.origin] },
     stores: db?.stores,
     mailer,
     logger,

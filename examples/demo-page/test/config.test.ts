@@ -248,6 +248,26 @@ describe.skipIf(!server)(`DATABASE_SCHEMA${server ? '' : ` (skipped: ${NO_SERVER
   });
 });
 
+describe('browser sessions and token lifetime', () => {
+  it('turns cookie sessions on for ORIGIN and reads ACCESS_TOKEN_TTL_SECONDS (default 900)', async () => {
+    const config = await readConfig({ ...base, ORIGIN: 'https://app.example' });
+    expect(config.postern.cookieSessions).toEqual({ trustedOrigins: ['https://app.example'] });
+    expect(config.postern.accessTokenTtlSeconds).toBe(900);
+    await config.close();
+    const short = await readConfig({ ...base, ACCESS_TOKEN_TTL_SECONDS: '5' });
+    expect(short.postern.accessTokenTtlSeconds).toBe(5);
+    expect(short.postern.cookieSessions?.trustedOrigins).toEqual(['http://localhost:3000']);
+    await short.close();
+  });
+
+  it('refuses an ACCESS_TOKEN_TTL_SECONDS that is not a whole number of seconds up to a day, naming it', async () => {
+    for (const bad of ['0', '-1', '1.5', 'soon', '86401'])
+      await expect(readConfig({ ...base, ACCESS_TOKEN_TTL_SECONDS: bad })).rejects.toThrow(
+        /ACCESS_TOKEN_TTL_SECONDS/,
+      );
+  });
+});
+
 describe('TRUSTED_PROXIES', () => {
   it('lists addresses and ranges separated by commas or spaces; none by default', async () => {
     const listed = await readConfig({ ...base, TRUSTED_PROXIES: ' 10.0.0.0/8, ::1  192.0.2.7,' });

@@ -110,6 +110,43 @@ export function describeExampleApp(name: string, startApp: StartApp): void {
     });
   });
 
+  describe(`${name}: browser sessions for ORIGIN, ACCESS_TOKEN_TTL_SECONDS`, () => {
+    it('keeps the refresh token of a cookie login in an HttpOnly cookie that only pages of ORIGIN can use', async () => {
+      const app = await startApp({ ...env, ACCESS_TOKEN_TTL_SECONDS: '7' });
+      try {
+        const email = `cookie-${randomUUID()}@example.test`;
+        const password = 'Tangerine-Orbit-Velvet-4821';
+        const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+          fetch(app.url + path, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify(body),
+          });
+        expect((await post('/auth/signup', { name: 'Demo', email, password })).status).toBe(201);
+        const login = await post('/auth/login', { email, password, refreshToken: 'cookie' });
+        const [cookie] = login.headers.getSetCookie();
+        // ORIGIN is http://localhost: no __Secure- prefix, which browsers only take over https.
+        expect(cookie).toMatch(
+          /^postern_refresh=[\w-]{43}; Max-Age=604800; Path=\/auth; HttpOnly; Secure; SameSite=Strict$/,
+        );
+        expect(await login.json()).toEqual({
+          accessToken: expect.any(String),
+          tokenType: 'Bearer',
+          expiresIn: 7,
+        });
+        const jar = { cookie: cookie!.split(';')[0]! };
+        const refused = await post('/auth/refresh', {}, { ...jar, origin: 'http://localhost:3001' });
+        expect(refused.status).toBe(403);
+        expect(((await refused.json()) as { code: string }).code).toBe('csrf_refused');
+        const refreshed = await post('/auth/refresh', {}, { ...jar, origin: env.ORIGIN! });
+        expect(refreshed.status).toBe(200);
+        expect(refreshed.headers.getSetCookie()[0]).toMatch(/^postern_refresh=[\w-]{43};/);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
   describe(`${name} with SIGNUP=off`, () => {
     it('answers the signup route with 404', async () => {
       const app = await startApp({ ...env, SIGNUP: 'off' });

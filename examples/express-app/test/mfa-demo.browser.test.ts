@@ -53,9 +53,10 @@ describe.skipIf(!hasChromium)(`demo page MFA in Chromium${chromiumSkipReason}`, 
     await page.locator('body[data-ready]').waitFor({ state: 'attached' });
   }
 
-  // Each test gets a new tab, so it starts signed out (app.js keeps the refresh token in
-  // sessionStorage, which is per tab), and its own virtual authenticator.
+  // Each test starts signed out (the session is a cookie every tab shares: it goes first)
+  // in a new tab with its own virtual authenticator.
   beforeEach(async () => {
+    await browser.context.clearCookies();
     page = await browser.newPage({ authenticator: true });
     await open(origin);
     return () => page.close();

@@ -29,7 +29,14 @@ export interface SessionIssuer {
    *  changed, or it was disabled or deleted, since then (the session was ended at once). */
   issue(
     user: User,
-    opts: { refresh: boolean; amr: string[]; authTime?: number; ip: string; userAgent?: string },
+    opts: {
+      /** `'cookie'`: a browser session whose refresh token travels in the cookie. */
+      refresh: boolean | 'cookie';
+      amr: string[];
+      authTime?: number;
+      ip: string;
+      userAgent?: string;
+    },
   ): Promise<IssuedSession | null>;
   /** Ends every session (refresh-token family) of the user except `exceptSid`; their access
    *  tokens are refused from then on. */
@@ -61,6 +68,8 @@ export type ThrottleBucket =
   | 'webauthn:ip'
   | 'member:user'
   | 'member:ip'
+  | 'inbox-account:user'
+  | 'reply:user'
   | 'refresh:session';
 
 /** Throttling on the limiter port. Owned by the auth area, used by every flow. */
@@ -98,7 +107,7 @@ export interface MfaGate {
    *  `null` when that password changed meanwhile (see `issue`). */
   begin(
     user: User,
-    opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
+    opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta },
   ): Promise<MfaRequiredAnswer | null>;
   /** Kills every pending login of the user (password reset or change). Pass the stores of
    *  the caller's transaction so the kill commits with the change (and uses its connection:

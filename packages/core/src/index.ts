@@ -4,6 +4,7 @@ export * from './errors.js';
 export { problemClientError } from './http/client-error.js';
 export { type Authorization, validate } from './http/handle.js';
 /** The RFC 9457 answer for an error, e.g. a host's own 404 in Postern's format. */
+export type { CookieSessionOptions } from './http/refresh-cookie.js';
 export { errorToResponse as problemResponse, posternProblem } from './http/respond.js';
 export type * from './http/types.js';
 export * from './inbox/public.js';

@@ -42,6 +42,10 @@ export interface PosternOptions {
   /** A repeat of a just-rotated refresh token within this window gets a new pair in the same
    *  family instead of revoking it (two tabs refreshing at once). Default 0 (strict). */
   refreshReuseGraceSeconds?: number;
+  /** Browser sessions: a login with `refreshToken: 'cookie'` gets its refresh token in an
+   *  HttpOnly cookie, which refresh and logout read from pages of the trusted origins (see
+   *  docs/browser.md). Off unless set. */
+  cookieSessions?: import('./http/refresh-cookie.js').CookieSessionOptions;
   /** Live sessions per user; beyond it the oldest end. Default 50. */
   maxSessionsPerUser?: number;
   /** Roles of a new account. Default `['user']`. */
@@ -94,6 +98,7 @@ const KNOWN: Record<keyof PosternOptions, true> = {
   refreshTokenTtlSeconds: true,
   refreshIdleSeconds: true,
   refreshReuseGraceSeconds: true,
+  cookieSessions: true,
   maxSessionsPerUser: true,
   defaultRoles: true,
   passwordPolicy: true,
@@ -118,6 +123,13 @@ const GROUPS: { [G in keyof PosternOptions]?: Record<string, true> } = {
     PosternOptions['routes']
   >,
   bodyLimits: { auth: true, webhook: true } satisfies Keys<PosternOptions['bodyLimits']>,
+  cookieSessions: {
+    trustedOrigins: true,
+    name: true,
+    sameSite: true,
+    domain: true,
+    reuseWindowSeconds: true,
+  } satisfies Keys<PosternOptions['cookieSessions']>,
   passwordPolicy: { minScore: true, isBreached: true } satisfies Keys<PosternOptions['passwordPolicy']>,
   passwordHashing: {
     memoryCost: true,

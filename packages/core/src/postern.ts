@@ -80,6 +80,7 @@ export function createPostern(options: PosternOptions) {
     router,
     bodyLimit: (route) => (route.area === 'webhook' ? limits.webhook : limits.auth),
     owns,
+    cookieSessions: auth.cookieSessions ? { config: auth.cookieSessions, authBase: base.auth } : undefined,
   });
 
   return {

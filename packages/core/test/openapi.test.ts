@@ -29,13 +29,36 @@ describe('OpenAPI document', () => {
       const op = doc.paths[r.fullPath.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()];
       expect(op, `${r.method} ${r.fullPath}`).toBeDefined();
       expect(op.summary).toBe(r.summary);
-      expect(op.security !== undefined).toBe(r.auth === 'bearer');
+      const cookie = r.refreshCookie === 'rotates' || r.refreshCookie === 'ends';
+      expect(op.security).toEqual(
+        r.auth === 'bearer' ? [{ bearer: [] }] : cookie ? [{}, { refreshCookie: [] }] : undefined,
+      );
+      // Whatever sets, rotates or clears the refresh cookie says so on its success.
+      const ok = Object.entries(op.responses).find(([status]) => status.startsWith('2'))![1] as any;
+      expect(ok.headers?.['Set-Cookie'] !== undefined, `${r.method} ${r.fullPath}`).toBe(!!r.refreshCookie);
       expect(op.responses.default.content['application/problem+json'].schema).toEqual({
         $ref: '#/components/schemas/Problem',
       });
     }
     const operations = Object.values(doc.paths).flatMap((p: any) => Object.keys(p));
     expect(operations).toHaveLength(ph.routes.length);
+    // Every route that completes a login can set a browser session's cookie.
+    expect(
+      ph.routes
+        .filter((r) => r.refreshCookie)
+        .map((r) => `${r.fullPath} ${r.refreshCookie}`)
+        .sort(),
+    ).toEqual(
+      [
+        '/auth/login sets',
+        '/auth/login/email-code sets',
+        '/auth/logout ends',
+        '/auth/mfa/recovery sets',
+        '/auth/mfa/verify sets',
+        '/auth/mfa/webauthn/verify sets',
+        '/auth/refresh rotates',
+      ].sort(),
+    );
   });
 
   it('describes JSON bodies from the zod schemas, strict objects included', async () => {

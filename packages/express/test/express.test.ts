@@ -1,6 +1,13 @@
 import { createPostern, type Postern, PosternError, StoreError } from '@postern/core';
 import { BODY_CONSUMED_MESSAGE, posternErrors, posternRouter } from '@postern/express';
-import { expectProblem, listen, type MountedServer } from '@postern/testkit';
+import {
+  APP_ORIGIN,
+  expectCookieSessionThroughAdapter,
+  expectProblem,
+  listen,
+  type MountedServer,
+  withHostCookie,
+} from '@postern/testkit';
 import express, { type ErrorRequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -26,6 +33,18 @@ const jsonPost = (body: unknown) => ({
 });
 
 describe('posternRouter', () => {
+  it("hands the request's Cookie header to the core and writes every Set-Cookie of an answer, under a sub-path", async () => {
+    ph = createPostern({
+      issuer: 'https://postern.test',
+      audience: 'test',
+      cookieSessions: { trustedOrigins: [APP_ORIGIN] },
+    });
+    const app = express();
+    app.use('/api', posternRouter(withHostCookie(ph)));
+    server = await listen(app);
+    await expectCookieSessionThroughAdapter(server.url, '/api');
+  });
+
   it('serves Postern under the sub-path it is mounted at', async () => {
     await start((app) => app.use('/api', posternRouter(ph)));
     const doc = await fetch(`${server.url}/api/auth/openapi.json`);

@@ -1,6 +1,11 @@
 import { createPostern, type Postern, PosternError, StoreError } from '@postern/core';
 import { posternErrorHandler, posternFrameworkErrors, posternPlugin } from '@postern/fastify';
-import { expectProblem } from '@postern/testkit';
+import {
+  APP_ORIGIN,
+  expectCookieSessionThroughAdapter,
+  expectProblem,
+  withHostCookie,
+} from '@postern/testkit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -21,6 +26,18 @@ afterEach(async () => {
 });
 
 describe('posternPlugin', () => {
+  it("hands the request's Cookie header to the core and writes every Set-Cookie of an answer, under a prefix", async () => {
+    ph = createPostern({
+      issuer: 'https://postern.test',
+      audience: 'test',
+      cookieSessions: { trustedOrigins: [APP_ORIGIN] },
+    });
+    app = Fastify();
+    await app.register(posternPlugin, { postern: withHostCookie(ph), prefix: '/api' });
+    url = await app.listen({ port: 0, host: '127.0.0.1' });
+    await expectCookieSessionThroughAdapter(url, '/api');
+  });
+
   it('serves Postern under the register prefix and strips it from the path', async () => {
     await start(async (app) => {
       await app.register(posternPlugin, { postern: ph, prefix: '/api' });

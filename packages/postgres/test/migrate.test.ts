@@ -73,6 +73,46 @@ describe('migrate', () => {
     expect(await tableNames(schema)).toEqual(['a', 'b', 'c', 'postern_migrations']);
   });
 
+  it("0013 marks members stored before it as added by each account's first member, so they wait for a proven address", async () => {
+    const schema = fresh('added_by');
+    const shipped = await readMigrations();
+    const before = Object.fromEntries(shipped.filter((f) => f.version < 13).map((f) => [f.name, f.sql]));
+    const dir = await tempMigrations(before);
+    await migrate(db.pool, { schema, dir });
+    const q = (sql: string, params: unknown[] = []) =>
+      db.pool.query(sql.replaceAll('S.', `"${schema}".`), params);
+    await q(
+      `INSERT INTO S.inbox_accounts (id, address, name, created_at) VALUES ('a1', 'a@x.test', 'A', now()), ('a2', 'b@x.test', 'B', now())`,
+    );
+    for (const [account, user, role] of [
+      ['a1', 'creator1', 'owner'],
+      ['a2', 'creator2', 'owner'],
+      ['a1', 'added1', 'owner'],
+      ['a1', 'added2', 'member'],
+    ])
+      await q(
+        `INSERT INTO S.inbox_members (account_id, user_id, role, created_at) VALUES ($1, $2, $3, now())`,
+        [account, user, role],
+      );
+    const m13 = shipped.find((f) => f.version === 13)!;
+    await writeFile(join(dir, m13.name), m13.sql);
+    expect((await migrate(db.pool, { schema, dir })).applied).toEqual([m13.name]);
+    const rows = await q(`SELECT user_id, added_by FROM S.inbox_members ORDER BY seq`);
+    expect(rows.rows).toEqual([
+      { user_id: 'creator1', added_by: null },
+      { user_id: 'creator2', added_by: null },
+      { user_id: 'added1', added_by: 'creator1' },
+      { user_id: 'added2', added_by: 'creator1' },
+    ]);
+    // A member written by an older release during a rolling deploy never counts as a creator.
+    await q(
+      `INSERT INTO S.inbox_members (account_id, user_id, role, created_at) VALUES ('a2', 'old', 'member', now())`,
+    );
+    expect((await q(`SELECT added_by FROM S.inbox_members WHERE user_id = 'old'`)).rows).toEqual([
+      { added_by: '' },
+    ]);
+  });
+
   it('keeps two schemas in one database apart', async () => {
     const one = fresh('app_one');
     const two = fresh('app_two');

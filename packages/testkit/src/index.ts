@@ -1,4 +1,12 @@
 export * from './fake-provider.js';
+export {
+  APP_ORIGIN,
+  expectCookieSessionThroughAdapter,
+  parseSetCookie,
+  refreshCookieOf,
+  type SetCookie,
+  withHostCookie,
+} from './http/browser.scenarios.js';
 export * from './http/conformance.js';
 export * from './http/contract.js';
 export * from './http/expect.js';

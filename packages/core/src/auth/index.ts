@@ -71,6 +71,8 @@ export function createAuthArea(ctx: PosternContext) {
     api: createAuthApi(flows),
     routes,
     authenticate,
+    /** Browser sessions (the refresh cookie), resolved; null when off. */
+    cookieSessions: config.cookieSessions,
     /** Stops the ended-sessions poller and waits for queued mails and rehashes. */
     async close(): Promise<void> {
       ended.stop();

@@ -8,7 +8,8 @@ export interface LoginInput {
   /** Canonical email. */
   email: string;
   password: string;
-  refreshToken?: boolean;
+  /** `'cookie'`: a browser session (its refresh token in the cookie; cookie sessions on). */
+  refreshToken?: boolean | 'cookie';
 }
 
 /** Email + password. Throttled before any Argon2 work (the attempt is counted first, so a
@@ -22,6 +23,11 @@ export async function login(
 ): Promise<SessionAnswer | MfaRequiredAnswer> {
   const { ctx, passwords } = d;
   const ip = ipOf(meta);
+  // Before any work: a wish this instance cannot grant is the caller's mistake, not a login.
+  if (input.refreshToken === 'cookie' && !d.config.cookieSessions)
+    throw new PosternError('validation_failed', {
+      errors: [{ path: 'refreshToken', message: 'Cookie sessions are not enabled on this server' }],
+    });
   const attempt = await ctx.throttle.take(['login:ip', ip], ['login:email', input.email]);
 
   const user = await ctx.stores.users.findByEmail(input.email);
@@ -56,7 +62,7 @@ export async function login(
     });
   }
 
-  const refresh = input.refreshToken === true;
+  const refresh = input.refreshToken === 'cookie' ? 'cookie' : input.refreshToken === true;
   const methods = await ctx.mfa.methods(user.id);
   const mfa = methods.length > 0 || ctx.mfa.required;
   const started = mfa

@@ -1,5 +1,6 @@
 import type { ThrottleBucket } from '../context.js';
 import { ConfigError } from '../errors.js';
+import { type CookieSessions, resolveCookieSessions } from '../http/refresh-cookie.js';
 import type { PosternOptions } from '../options.js';
 import { wholeOption } from '../util/whole-option.js';
 
@@ -38,6 +39,8 @@ export interface AuthConfig {
   refreshTokenTtlSeconds: number;
   refreshIdleSeconds: number;
   refreshReuseGraceSeconds: number;
+  /** Browser sessions (refresh token in a cookie); null when off. */
+  cookieSessions: CookieSessions | null;
   maxSessionsPerUser: number;
   defaultRoles: string[];
   minScore: number;
@@ -73,6 +76,11 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   // caller, and per address no more than signup's 409 already tells (100 per hour).
   'member:user': { points: 20, durationSeconds: 60 * MIN },
   'member:ip': { points: 100, durationSeconds: 60 * MIN },
+  // Inbox accounts created and replies sent, per user: each creates rows for good, and a reply
+  // sends mail from the host's domain. A person claims a few addresses a day and answers a few
+  // threads a minute at most; a script in a stolen session does neither for long.
+  'inbox-account:user': { points: 10, durationSeconds: DAY },
+  'reply:user': { points: 30, durationSeconds: 15 * MIN },
   // Refresh rotations per session (counted by the session store, not the limiter): every
   // rotation keeps a token row for the session's life. A client refreshes about once per
   // access token; page loads and tabs add a few.
@@ -102,6 +110,7 @@ export function resolveAuthConfig(o: PosternOptions): AuthConfig {
       refreshTokenTtlSeconds,
     ),
     refreshReuseGraceSeconds: wholeOption('refreshReuseGraceSeconds', o.refreshReuseGraceSeconds, 0, 0),
+    cookieSessions: resolveCookieSessions(o.cookieSessions),
     maxSessionsPerUser: wholeOption('maxSessionsPerUser', o.maxSessionsPerUser, 50),
     defaultRoles: [...(o.defaultRoles ?? ['user'])],
     minScore,

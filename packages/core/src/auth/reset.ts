@@ -1,4 +1,5 @@
 import { isPosternError, PosternError } from '../errors.js';
+import type { Stores } from '../ports/stores.js';
 import { randomToken, sha256 } from '../tokens/opaque.js';
 import type { AuthDeps } from './deps.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
@@ -54,8 +55,22 @@ export async function forgot(d: AuthDeps, email: string, meta: RequestMeta): Pro
  *  upgraded during a rolling deploy) is taken as before. */
 const mailedTo = (c: { email: string }, address: string) => c.email === '' || c.email === address;
 
-/** Step 2: the code alone identifies the request. Consuming it, setting the password and
- *  ending every session commit together; pending MFA logins die; no tokens are returned, so
+/** What a password reset clears on an account whose address was never proven: every MFA factor
+ *  (TOTP, the email factor, passkeys), the recovery codes, and the inbox access the account
+ *  granted to others (`dropGrantsOf`). Sessions and pending logins end on every reset anyway.
+ *  Runs in the reset's transaction: all of it commits with the new password, or none. */
+async function clearUnprovenSetup(tx: Stores, userId: string) {
+  const factors = (await tx.mfaFactors.listFactors(userId)).map((f) => f.type);
+  for (const type of factors) await tx.mfaFactors.removeFactor(userId, type);
+  const passkeys = await tx.webauthnCredentials.removeAllCredentials(userId);
+  await tx.recoveryCodes.deleteAll(userId);
+  const memberships = await tx.inboxAccounts.dropGrantsOf(userId);
+  return { factors, passkeys, memberships };
+}
+
+/** Step 2: the code alone identifies the request. Consuming it, setting the password, proving
+ *  the address (clearing what was set up before, when it was never proven) and ending every
+ *  session commit together; pending MFA logins die; no tokens are returned, so
  *  MFA still applies at the next login; the owner is mailed. */
 export async function forgotReset(
   d: AuthDeps,
@@ -83,18 +98,29 @@ export async function forgotReset(
   const passwordHash = await passwords.hash(input.password);
 
   const at = ctx.clock.now();
-  const sids = await ctx.stores.transaction(async (tx) => {
+  const { ended: sids, cleared } = await ctx.stores.transaction(async (tx) => {
     const used = await tx.resetCodes.consume(hash, at);
     if (!used || used.userId !== user.id || !mailedTo(used, user.email))
       throw new PosternError('invalid_code');
     await tx.users.setPassword(user.id, { passwordHash, changedAt: at });
-    // The code came through the mailbox: the address is proven.
+    // The code came through the mailbox: the address is proven. If it never was, whoever set
+    // the account up may not own the mailbox (a sign-up with someone else's address, waiting
+    // for them): what they set up goes with the proof.
+    const cleared = user.emailVerified ? null : await clearUnprovenSetup(tx, user.id);
     await tx.users.markEmailVerified(user.id);
     const ended = await tx.sessions.revokeAllForUser(user.id, at, { reason: 'password_reset' });
     await ctx.mfa.voidPending(user.id, tx);
-    return ended;
+    return { ended, cleared };
   });
   d.ended.add(sids);
+  if (cleared) {
+    logAuthEvent(
+      ctx.logger,
+      'warn',
+      { event: 'unproven_setup_cleared', outcome: 'success', userId: user.id, ...cleared },
+      meta,
+    );
+  }
   d.background.run('mail', () => ctx.mailer.send(passwordChangedMail(user.email, at, 'reset')));
   logAuthEvent(
     ctx.logger,

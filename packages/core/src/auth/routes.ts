@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { validate } from '../http/handle.js';
 import type { RouteDef } from '../http/types.js';
 import type { AuthFlows } from './api.js';
 import { metaOf } from './log.js';
@@ -38,7 +39,9 @@ export function authRoutes(
       area: 'auth',
       auth: 'none',
       body: s.loginBody,
-      summary: 'Log in with email and password',
+      refreshCookie: 'sets',
+      summary:
+        "Log in with email and password (`refreshToken: 'cookie'`: a browser session, the refresh token in an HttpOnly cookie)",
       errors: ['invalid_credentials', 'rate_limited'],
       responses: {
         200: ok(
@@ -53,22 +56,34 @@ export function authRoutes(
       path: '/refresh',
       area: 'auth',
       auth: 'none',
-      body: s.refreshBody,
-      summary: 'Exchange a refresh token for a new pair (rotation)',
-      errors: ['invalid_token', 'rate_limited'],
-      responses: { 200: ok('A session with a new refresh token', s.sessionAnswer) },
-      handler: async (rc) => ({ status: 200, body: await api.refresh(rc.body, metaOf(rc)) }),
+      body: s.refreshRequestBody,
+      refreshCookie: 'rotates',
+      summary:
+        'Exchange a refresh token for a new pair (rotation); with `{}`, the refresh cookie of a browser session',
+      errors: ['invalid_token', 'csrf_refused', 'rate_limited'],
+      responses: {
+        200: ok(
+          'A session with a new refresh token (a browser session: in `Set-Cookie`, not in the body)',
+          s.sessionAnswer,
+        ),
+      },
+      handler: async (rc) => ({
+        status: 200,
+        body: await api.refresh(validate(s.refreshBody, rc.body), metaOf(rc)),
+      }),
     },
     {
       method: 'POST',
       path: '/logout',
       area: 'auth',
       auth: 'none',
-      body: s.logoutBody,
-      summary: 'End the session of a refresh token',
+      body: s.logoutRequestBody,
+      refreshCookie: 'ends',
+      summary: 'End the session of a refresh token; with `{}`, that of the refresh cookie (then cleared)',
+      errors: ['invalid_token', 'csrf_refused'],
       responses: { 204: ok('Session ended') },
       handler: async (rc) => {
-        await api.logout(rc.body, metaOf(rc));
+        await api.logout(validate(s.logoutBody, rc.body), metaOf(rc));
         return { status: 204 };
       },
     },

@@ -44,11 +44,15 @@ export const codeField = z.string().min(1).max(64);
 export const loginBody = z.strictObject({
   email: emailField,
   password: passwordField,
-  refreshToken: z.boolean().optional(),
+  /** `true`: a refresh token in the answer; `'cookie'`: in an HttpOnly cookie (browser sessions). */
+  refreshToken: z.union([z.boolean(), z.literal('cookie')]).optional(),
 });
 export const refreshBody = z.strictObject({ refreshToken: tokenField });
+/** Over HTTP the token may come from the refresh cookie instead: then the body is `{}`. */
+export const refreshRequestBody = z.strictObject({ refreshToken: tokenField.optional() });
 export const signupBody = z.strictObject({ name: nameField, email: emailField, password: newPasswordField });
 export const logoutBody = z.strictObject({ refreshToken: tokenField });
+export const logoutRequestBody = refreshRequestBody;
 export const forgotBody = z.strictObject({ email: emailField });
 export const forgotResetBody = z.strictObject({ code: codeField, password: newPasswordField });
 export const changePasswordBody = z.strictObject({
@@ -72,7 +76,10 @@ export const sessionAnswer = z.object({
   accessToken: z.string(),
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int(),
-  refreshToken: z.string().optional(),
+  /** Absent for a browser session (`refreshToken: 'cookie'`): it is in the refresh cookie. */
+  refreshToken: z.string().optional().meta({
+    description: "Only when the login asked for one; a browser session's is in `Set-Cookie` instead",
+  }),
 });
 export const mfaRequiredAnswer = z.object({
   mfaRequired: z.literal(true),

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionAnswer, SessionIssuer } from '../context.js';
 import { PosternError } from '../errors.js';
+import { markCookieSession } from '../http/refresh-cookie.js';
 import type { Principal } from '../http/types.js';
 import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
-import { randomToken, sha256 } from '../tokens/opaque.js';
+import { randomToken, sha256, successorToken } from '../tokens/opaque.js';
 import { credentialsHold } from './credentials-hold.js';
 import type { AuthDeps } from './deps.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
@@ -29,12 +30,19 @@ export function createSessionService(d: AuthDeps) {
       { userId: s.userId, sid: s.id, authTime: seconds(s.authTime), amr: s.amr },
     );
 
-  const answer = (token: string, refreshToken?: string): SessionAnswer => ({
-    accessToken: token,
-    tokenType: 'Bearer',
-    expiresIn: config.accessTokenTtlSeconds,
-    ...(refreshToken === undefined ? {} : { refreshToken }),
-  });
+  /** The answer of a new or refreshed session. A cookie session's is marked for the HTTP layer,
+   *  which moves the refresh token into the cookie, good for what is left of the session. */
+  const answer = (s: Session, token: string, refreshToken: string | undefined, now: Date): SessionAnswer => {
+    const a: SessionAnswer = {
+      accessToken: token,
+      tokenType: 'Bearer',
+      expiresIn: config.accessTokenTtlSeconds,
+      ...(refreshToken === undefined ? {} : { refreshToken }),
+    };
+    if (refreshToken === undefined || !s.cookie || !config.cookieSessions) return a;
+    const end = Math.min(s.expiresAt.getTime(), s.idleExpiresAt.getTime());
+    return markCookieSession(a, Math.floor((end - now.getTime()) / 1000));
+  };
 
   const idleEnd = (now: Date) => new Date(now.getTime() + config.refreshIdleSeconds * 1000);
 
@@ -60,6 +68,7 @@ export function createSessionService(d: AuthDeps) {
         amr: [...opts.amr],
         ip: opts.ip,
         userAgent: opts.userAgent?.slice(0, 256) ?? null,
+        ...(refreshToken && opts.refresh === 'cookie' ? { cookie: true } : {}),
         endedAt: null,
         endReason: null,
       };
@@ -83,7 +92,7 @@ export function createSessionService(d: AuthDeps) {
         await store().revoke(session.id, ctx.clock.now(), 'credentials_changed');
         return null;
       }
-      return { sid: session.id, answer: answer(await accessToken(session), refreshToken) };
+      return { sid: session.id, answer: answer(session, await accessToken(session), refreshToken, now) };
     },
 
     async endAll(userId, opts) {
@@ -107,16 +116,36 @@ export function createSessionService(d: AuthDeps) {
   async function refresh(token: string, meta: RequestMeta): Promise<SessionAnswer> {
     const hash = sha256(token);
     const now = ctx.clock.now();
-    const next = randomToken();
+    // Derived, not drawn: a cookie session's store keeps the salt, so a repeat of this token
+    // within the reuse window derives this very successor again (docs/decisions/0151).
+    const salt = randomToken();
+    const next = successorToken(token, salt);
     const budget = config.throttle['refresh:session'];
-    const rotated = await store().rotate(hash, { hash: sha256(next), idleExpiresAt: idleEnd(now) }, now, {
-      graceSeconds: config.refreshReuseGraceSeconds,
-      budget: { rotations: budget.points, windowSeconds: budget.durationSeconds },
-    });
+    const rotated = await store().rotate(
+      hash,
+      { hash: sha256(next), idleExpiresAt: idleEnd(now), salt },
+      now,
+      {
+        graceSeconds: config.refreshReuseGraceSeconds,
+        cookieGraceSeconds: config.cookieSessions?.reuseWindowSeconds ?? 0,
+        budget: { rotations: budget.points, windowSeconds: budget.durationSeconds },
+      },
+    );
     // Refused for the session's rotation budget (a loop, not a person): the token stays good
     // for a later refresh, a grace repeat included. Logged once, as every 429 is (decision 0112).
     if (rotated && 'refused' in rotated) {
       throw tooMany('refresh:session', rotated.retryAt.getTime() - now.getTime());
+    }
+    // Another tab (or request) rotated this cookie a moment ago: the same newest token again.
+    if (rotated && 'repeat' in rotated) {
+      const s = rotated.session;
+      logAuthEvent(
+        ctx.logger,
+        'info',
+        { event: 'refresh', outcome: 'success', reason: 'reuse_window', userId: s.userId, sid: s.id },
+        meta,
+      );
+      return answer(s, await accessToken(s), successorToken(token, rotated.salt), now);
     }
     if (rotated) {
       logAuthEvent(
@@ -125,7 +154,7 @@ export function createSessionService(d: AuthDeps) {
         { event: 'refresh', outcome: 'success', userId: rotated.userId, sid: rotated.id },
         meta,
       );
-      return answer(await accessToken(rotated), next);
+      return answer(rotated, await accessToken(rotated), next, now);
     }
     const found = await store().findByToken(hash);
     if (!found || !isLive(found.session, now)) {

@@ -35,7 +35,7 @@ export function problemClientError(err: Error & { code?: string }, socket: Duple
   const body = out.body ?? '';
   const head = [`HTTP/1.1 ${out.status} ${STATUS_CODES[out.status]}`];
   for (const [name, value] of Object.entries(out.headers))
-    if (name !== 'connection') head.push(`${name}: ${value}`);
+    if (name !== 'connection') for (const v of [value].flat()) head.push(`${name}: ${v}`);
   head.push(`content-length: ${Buffer.byteLength(body)}`, 'connection: close');
   // Destroyed once written, as Node does, not only half-closed: server sockets allow half-open
   // connections, so a client that never closes its side (slowloris) would otherwise keep it,

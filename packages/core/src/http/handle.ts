@@ -6,9 +6,18 @@ import { causeMessage, errorMessage } from '../util/error-message.js';
 import { BEARER_CHALLENGES, bearerToken } from './bearer.js';
 import { parseUtf8Json, readBody } from './body.js';
 import { firstValue } from './header.js';
+import {
+  assertTrustedRequest,
+  type CookieSessions,
+  clearCookie,
+  cookiePath,
+  cookieSessionMark,
+  readCookie,
+  setCookie,
+} from './refresh-cookie.js';
 import { errorToResponse, replyToResponse } from './respond.js';
 import type { Router } from './router.js';
-import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, RouteDef } from './types.js';
+import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, Reply, RouteDef } from './types.js';
 
 export interface HandlerOptions {
   router: Router;
@@ -25,6 +34,8 @@ export interface HandlerOptions {
   clientIp: (req: Pick<NeutralRequest, 'ip' | 'headers'>) => string;
   /** Paths this instance owns (a 404 problem there); anything else is `null` so the host handles it. */
   owns: (path: string) => boolean;
+  /** Browser sessions (the refresh token in a cookie), with the auth mount point; absent: off. */
+  cookieSessions?: { config: CookieSessions; authBase: string };
 }
 
 /** Request ids only correlate log lines, so a counter behind a per-process random prefix
@@ -114,8 +125,20 @@ export function createHandler(opts: HandlerOptions) {
         route.auth === 'bearer'
           ? await bearerPrincipal(opts, req.headers, { ip, route: pattern, requestId })
           : undefined;
+      const cookies = opts.cookieSessions;
+      const reads = route.refreshCookie === 'rotates' || route.refreshCookie === 'ends';
+      const cookie = reads && cookies && readCookie(req.headers.cookie, cookies.config.name);
+      // A cookie rides along on its own, so what it authorizes must come from a trusted page;
+      // checked before the body, whose media type is part of the check.
+      if (cookie) assertTrustedRequest(cookies!.config, req.headers);
       // Raw routes (webhooks) verify a signature before anything looks at the body.
-      const body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
+      let body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
+      let fromCookie = false;
+      if (reads && cookies && (body as { refreshToken?: string } | undefined)?.refreshToken === undefined) {
+        if (!cookie) throw new PosternError('invalid_token');
+        body = { ...(body as object), refreshToken: cookie };
+        fromCookie = true;
+      }
       const reply = await route.handler({
         body,
         params,
@@ -128,6 +151,8 @@ export function createHandler(opts: HandlerOptions) {
         route: pattern,
         base: req.base ?? '',
       });
+      if (cookies)
+        withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'ends');
       return replyToResponse(reply);
     } catch (e) {
       const res = failed(opts.logger, e, { principal, route: pattern, requestId, ip });
@@ -135,6 +160,30 @@ export function createHandler(opts: HandlerOptions) {
       return route.auth === 'bearer' && principal === undefined ? challenge(res, req.headers) : res;
     }
   };
+}
+
+/** A cookie session's answer carries its refresh token in the cookie, not in the JSON; a
+ *  logout with the cookie clears it. */
+function withRefreshCookie(
+  reply: Reply,
+  cookies: NonNullable<HandlerOptions['cookieSessions']>,
+  hostBase: string,
+  clear: boolean,
+): void {
+  const path = cookiePath(hostBase, cookies.authBase);
+  const body = reply.body as { refreshToken?: string } | undefined;
+  let value: string | undefined;
+  const maxAge = cookieSessionMark(body);
+  if (maxAge !== undefined && body?.refreshToken !== undefined) {
+    value = setCookie(cookies.config, path, body.refreshToken, maxAge);
+    const { refreshToken: _, ...rest } = body;
+    reply.body = rest;
+  } else if (clear) value = clearCookie(cookies.config, path);
+  if (value !== undefined)
+    reply.headers = {
+      ...reply.headers,
+      'set-cookie': [...[reply.headers?.['set-cookie'] ?? []].flat(), value],
+    };
 }
 
 /** The answer to a HEAD: the GET's status and headers, its length, no content. */
@@ -184,6 +233,10 @@ function failed(
     );
   } else if (e.code === 'rate_limited') {
     logger.info({ event: 'rate_limited', ...fields, reason: e.reason ?? null }, 'rate limited');
+  } else if (e.code === 'csrf_refused') {
+    // A page of another origin made the browser send the refresh cookie, or a client forgot
+    // its JSON content type: either way worth a look.
+    logger.warn({ event: 'csrf_refused', ...fields, reason: e.reason ?? null }, 'cross-site request refused');
   }
   return errorToResponse(e);
 }

@@ -62,6 +62,18 @@ const bearerChallenge = (required: boolean) => ({
   },
 });
 
+/** `Set-Cookie` of a route that sets, rotates or clears a browser session's refresh cookie. */
+const refreshCookieHeader = (kind: NonNullable<MountedRoute['refreshCookie']>) => ({
+  'Set-Cookie': {
+    description:
+      kind === 'ends'
+        ? 'Clears the refresh cookie when the token came from it'
+        : "A browser session's refresh token (HttpOnly, Secure, SameSite, Path = the auth mount point); the JSON then has no `refreshToken`",
+    required: false,
+    schema: { type: 'string' },
+  },
+});
+
 /** A problem answer; `codes`: the only `code` values it can carry (none: any). */
 const problem = (
   description: string,
@@ -111,7 +123,8 @@ function responsesOf(route: MountedRoute): Json {
       : r.schema
         ? { 'application/json': { schema: jsonSchema(r.schema, 'output') } }
         : undefined;
-    responses[status] = content ? { description: r.description, content } : { description: r.description };
+    const headers = route.refreshCookie ? { headers: refreshCookieHeader(route.refreshCookie) } : {};
+    responses[status] = { description: r.description, ...headers, ...(content && { content }) };
   }
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodes(route)) {
@@ -165,6 +178,9 @@ function operation(route: MountedRoute): Json {
   };
   if (params.length > 0) op.parameters = params;
   if (route.auth === 'bearer') op.security = [{ bearer: [] }];
+  // The token in the body, or (browser sessions) the refresh cookie.
+  else if (route.refreshCookie === 'rotates' || route.refreshCookie === 'ends')
+    op.security = [{}, { refreshCookie: [] }];
   if (route.body) {
     op.requestBody = {
       // Routes whose body may be left out (a password only for re-authentication) say so.
@@ -195,7 +211,16 @@ export function openApiDocument(routes: readonly MountedRoute[]): Json {
     },
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        refreshCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'postern_refresh',
+          description:
+            "A browser session's refresh token (option `cookieSessions`; the name is configurable and takes the `__Secure-` prefix where every trusted origin is https). Accepted with a JSON body from a trusted `Origin` (or `Sec-Fetch-Site: same-origin`); else 403 `csrf_refused`.",
+        },
+      },
       schemas: { Problem: problemSchema },
     },
   };

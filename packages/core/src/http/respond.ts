@@ -3,8 +3,8 @@ import type { NeutralResponse, Reply } from './types.js';
 
 /** Headers on every answer: nothing here is cacheable or sniffable. A literal per answer
  *  (no spread): this runs on every request. */
-function baseHeaders(contentType?: string): Record<string, string> {
-  const headers: Record<string, string> = {
+function baseHeaders(contentType?: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   };

@@ -19,10 +19,11 @@ export interface NeutralRequest {
   base?: string;
 }
 
-/** What an adapter writes back. `body` is already serialized. */
+/** What an adapter writes back. `body` is already serialized. A header given as a list is
+ *  sent once per value (`set-cookie`). */
 export interface NeutralResponse {
   status: number;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   body: string | Uint8Array | null;
 }
 
@@ -59,7 +60,7 @@ export interface Reply {
   status: number;
   /** JSON-serialized unless it is a Uint8Array. */
   body?: unknown;
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[]>;
 }
 
 export type Area = 'auth' | 'inbox' | 'webhook';
@@ -79,6 +80,12 @@ export interface RouteDef<B = any> {
   validatesBody?: boolean;
   /** Raw routes (webhooks) get the bytes unparsed; the handler parses after verifying. */
   raw?: boolean;
+  /** Browser sessions (cookie sessions on). `sets`: a success may set the refresh cookie (a
+   *  login's answer marked by the flows). `rotates` and `ends`: the route takes a refresh
+   *  token, and a JSON body without one takes it from the cookie once the request passed the
+   *  cross-site checks (else 403 `csrf_refused`; no token either way: 401 `invalid_token`);
+   *  `ends` clears the cookie the token was read from on success. */
+  refreshCookie?: 'sets' | 'rotates' | 'ends';
   /** Max body bytes; defaults to the area's limit. */
   bodyLimit?: number;
   /** OpenAPI metadata. */

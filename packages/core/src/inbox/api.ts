@@ -3,9 +3,10 @@ import { ipOf } from '../auth/log.js';
 import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
-import type { InboxRole } from '../ports/inbox-account-store.js';
+import type { InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
-import { type AccessMeta, requireAccount, requireThread } from './access.js';
+import { type AccessMeta, activeRole, membershipCounts, requireAccount, requireThread } from './access.js';
+import { stripTag } from './addresses.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ResolvedInboxOptions } from './options.js';
 import { type RecordOutboundInput, sendReply, storeOutbound } from './outbound.js';
@@ -20,6 +21,28 @@ import {
   type ThreadSummary,
   threadSummary,
 } from './views.js';
+
+const memberView = (m: InboxMembership, user: User): MemberView => ({
+  accountId: m.accountId,
+  userId: m.userId,
+  email: user.email,
+  role: m.role,
+  pending: !membershipCounts(m, user),
+});
+
+/** A sub-address (`sales+orders@x`) belongs to its base's mailbox: when an account owns the base
+ *  (`sales@x`), only an owner of that account may claim the sub-address (else 403 `forbidden`);
+ *  another user would receive mail meant for the base's owners. */
+async function claimableSubAddress(ctx: PosternContext, userId: string, address: string): Promise<void> {
+  const base = stripTag(address);
+  if (base === address) return;
+  const owner = await ctx.stores.inboxAccounts.findByAddress(base);
+  if (owner && (await activeRole(ctx, owner.id, userId)) !== 'owner') {
+    throw new PosternError('forbidden', {
+      detail: 'the address without its +tag is another inbox account; only its owners may claim this one',
+    });
+  }
+}
 
 export interface AttachmentDownload {
   filename: string;
@@ -40,6 +63,10 @@ export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) 
       // The schema hands over the canonical address.
       const body = validate(createAccountBody, input);
       const address = body.address;
+      // Every well-formed attempt counts, refused or taken alike: the answer tells which
+      // addresses are taken, and each account is kept for good.
+      await ctx.throttle.hit('inbox-account:user', userId);
+      await claimableSubAddress(ctx, userId, address);
       if (!(await opts.canCreateAccount({ userId, address }))) throw new PosternError('forbidden');
       const account = await ctx.stores.inboxAccounts.create(
         { id: randomUUID(), address, name: body.name, createdAt: ctx.clock.now() },
@@ -74,20 +101,40 @@ export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) 
         if (user !== null) await lookup.release(); // found, or the store failed
       }
       if (!user) throw new PosternError('not_found', { detail: 'no user with this email' });
-      const r = await ctx.stores.inboxAccounts.setMember(accountId, user.id, body.role, ctx.clock.now());
+      const r = await ctx.stores.inboxAccounts.setMember(
+        accountId,
+        user.id,
+        body.role,
+        ctx.clock.now(),
+        userId,
+      );
       if (r === 'last_owner') {
         throw new PosternError('validation_failed', {
           errors: [{ path: 'role', message: 'an account keeps at least one owner' }],
         });
       }
-      return {
-        member: { accountId, userId: user.id, email: user.email, role: r.membership.role },
-        created: r.created,
-      };
+      return { member: memberView(r.membership, user), created: r.created };
     },
 
+    /** Every member of the account with their role, and `pending` for those added by email who
+     *  have not proven their address yet (owners only). */
+    async listMembers(userId: string, accountId: string, meta: AccessMeta = {}): Promise<MemberView[]> {
+      await requireAccount(ctx, userId, accountId, 'owner', meta);
+      const members = await ctx.stores.inboxAccounts.listMembers(accountId);
+      const out: MemberView[] = [];
+      for (const m of members) {
+        const user = await ctx.stores.users.findById(m.userId);
+        if (user) out.push(memberView(m, user));
+      }
+      return out;
+    },
+
+    /** The accounts whose membership counts: one waiting for a proven address is left out (it
+     *  grants nothing yet, not even the account's name). */
     async listAccounts(userId: string): Promise<AccountView[]> {
-      return (await ctx.stores.inboxAccounts.listForUser(userId)).map((a) => accountView(a.account, a.role));
+      const all = await ctx.stores.inboxAccounts.listForUser(userId);
+      const user = all.some((a) => a.addedBy !== null) ? await ctx.stores.users.findById(userId) : null;
+      return all.filter((a) => membershipCounts(a, user)).map((a) => accountView(a.account, a.role));
     },
 
     /** Threads newest first; pass `nextCursor` back as `cursor` for the next page. */
@@ -151,6 +198,8 @@ export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) 
     ): Promise<MessageView> {
       const { thread, account } = await requireThread(ctx, userId, threadId, meta);
       const body = validate(replyBody, input);
+      // Counted before the send: a reply is mail from the host's domain, failed or not.
+      await ctx.throttle.hit('reply:user', userId);
       return withAttachments(ctx, await sendReply(ctx, account, thread, body));
     },
 

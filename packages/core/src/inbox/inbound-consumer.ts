@@ -5,6 +5,7 @@ import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import { createKeyedSerial } from '../util/keyed-serial.js';
+import { activeRole } from './access.js';
 import { type ParsedAddress, stripTag } from './addresses.js';
 import { storeAttachments } from './attachments.js';
 import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.js';
@@ -19,22 +20,35 @@ import { findThread } from './threading.js';
 const MAX_ATTACHMENTS = 500;
 
 /** The first account that owns one of the addresses, tried in order (`to`, then `cc`, then
- *  `received_for`/`bcc`), each as written and with `+tag` stripped. */
+ *  `received_for`/`bcc`), each as written and with `+tag` stripped. A sub-address belongs to its
+ *  base's mailbox: an account for `sales+orders@` receives only while the user who created it
+ *  owns the account of `sales@` (when there is one); otherwise its mail goes to `sales@`'s
+ *  account, so nobody receives mail meant for another user's address by claiming a tag of it. */
 export async function matchAccount(
   ctx: PosternContext,
   recipients: ParsedAddress[],
 ): Promise<InboxAccount | null> {
   const seen = new Set<string>();
   for (const r of recipients) {
-    if (r.address === null) continue;
-    for (const candidate of [r.address, stripTag(r.address)]) {
-      if (seen.has(candidate)) continue;
-      seen.add(candidate);
-      const account = await ctx.stores.inboxAccounts.findByAddress(candidate);
-      if (account) return account;
+    if (r.address === null || seen.has(r.address)) continue;
+    seen.add(r.address);
+    const exact = await ctx.stores.inboxAccounts.findByAddress(r.address);
+    const baseAddress = stripTag(r.address);
+    if (baseAddress === r.address) {
+      if (exact) return exact;
+      continue;
     }
+    const base = await ctx.stores.inboxAccounts.findByAddress(baseAddress);
+    if (exact && (!base || (await createdByOwnerOf(ctx, exact, base)))) return exact;
+    if (base) return base;
   }
   return null;
+}
+
+/** True when the user who created `account` is an owner of `base` (a membership that counts). */
+async function createdByOwnerOf(ctx: PosternContext, account: InboxAccount, base: InboxAccount) {
+  const creator = (await ctx.stores.inboxAccounts.listMembers(account.id)).find((m) => m.addedBy === null);
+  return creator !== undefined && (await activeRole(ctx, base.id, creator.userId)) === 'owner';
 }
 
 const recipientsOf = (m: { to: ParsedAddress[]; cc: ParsedAddress[]; otherRecipients: ParsedAddress[] }) => [

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PosternContext } from '../context.js';
-import type { InboxAccount } from '../ports/inbox-account-store.js';
+import type { InboxAccount, InboxMembership } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { Mailer } from '../ports/mailer.js';
 import type { Notifier } from '../ports/notifier.js';
 import { errorMessage } from '../util/error-message.js';
+import { membershipCounts } from './access.js';
 import { headerSafe, outgoingHeaderText } from './addresses.js';
 
 /** A notifier that mails each owner/member "New message in <account name>: <subject>"
@@ -75,7 +76,7 @@ export async function notifyMembers(
   const { leaseMs, account, message, outboxEventId, signal } = delivery;
   const result: NotifyResult = { failed: false, heldUntil: null, heldElsewhere: false };
   /** Claims and sends one notice; false when another event holds it. */
-  const notifyOne = async (userId: string): Promise<boolean> => {
+  const notifyOne = async ({ userId, addedBy }: InboxMembership): Promise<boolean> => {
     const key = `${message.id}:${userId}`;
     const now = ctx.clock.now();
     const claim = await ctx.stores.inboxNotifications.claim(
@@ -100,7 +101,8 @@ export async function notifyMembers(
     }
     try {
       const user = await ctx.stores.users.findById(userId);
-      if (user && !user.disabled) {
+      // A member waiting for a proven address is not told what arrived (the subject is mail).
+      if (user && !user.disabled && membershipCounts({ addedBy }, user)) {
         await ctx.notifier.notify(
           {
             userId: user.id,
@@ -128,9 +130,9 @@ export async function notifyMembers(
     return true;
   };
 
-  let held: string[] = [];
+  let held: InboxMembership[] = [];
   for (const member of await ctx.stores.inboxAccounts.listMembers(account.id)) {
-    if (!(await notifyOne(member.userId))) held.push(member.userId);
+    if (!(await notifyOne(member))) held.push(member);
   }
   for (const ms of HELD_ELSEWHERE_WAITS_MS) {
     // Retried anyway (a failed send, a notice of our own earlier delivery): no wait is worth it.
@@ -138,8 +140,8 @@ export async function notifyMembers(
     // A stopping dispatcher does not wait: the held notices are left to the retry.
     await sleep(ms, undefined, { signal }).catch(() => {});
     if (signal?.aborted) break;
-    const still: string[] = [];
-    for (const userId of held) if (!(await notifyOne(userId))) still.push(userId);
+    const still: InboxMembership[] = [];
+    for (const member of held) if (!(await notifyOne(member))) still.push(member);
     held = still;
   }
   result.heldElsewhere = held.length > 0;

@@ -7,10 +7,12 @@ import type {
   ProviderCallOptions,
   ReceivedEmail,
 } from '../ports/mail-provider.js';
+import { NonPublicAddressError } from '../util/public-address.js';
 import { parseWellFormedJson } from '../util/text.js';
 import { MAX_TIMER_MS, wholeOption } from '../util/whole-option.js';
 import { parseAddresses } from './addresses.js';
 import { headerMap } from './headers.js';
+import { publicHttpsGet } from './public-fetch.js';
 
 /** The provider API as configuration (Resend-compatible). */
 export interface ProviderConfig {
@@ -132,10 +134,19 @@ export function toReceivedEmail(body: unknown): ReceivedEmail {
   };
 }
 
+/** Host names an `http:` API URL may name: this machine only (a fake provider in tests, a
+ *  local relay), where the token does not cross a network in clear text. */
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
 /** A Resend-compatible provider client over global `fetch`: Bearer token, ids percent-encoded
  *  and length-capped, no redirects followed, answers size-capped, every call timed out.
- *  `download_url`s must be https or share the API's origin; the token goes only to the API's
- *  origin. 404 -> `null`; every other failure throws `ProviderError` (the outbox retries). */
+ *  The API URL is https (http for loopback only). `download_url`s share the API's origin, or
+ *  are https to public addresses only (checked at the connect, see `publicHttpsGet`); the
+ *  token goes only to the API's origin. 404 -> `null`; every other failure throws
+ *  `ProviderError` (the outbox retries). */
 export function resendProvider(config: ProviderConfig & { token: string }): MailProvider {
   let base: URL;
   try {
@@ -145,6 +156,10 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:') {
     throw new ConfigError('provider.apiUrl must be http(s)');
+  }
+  // The Bearer token goes with every call: in clear text only to this machine.
+  if (base.protocol === 'http:' && !isLoopbackHost(base.hostname)) {
+    throw new ConfigError('provider.apiUrl must be https (http is for a loopback host only)');
   }
   if (!config.token) throw new ConfigError('provider.token is required');
   const root = base.href.replace(/\/+$/, '');
@@ -164,13 +179,18 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = init.cancel ? AbortSignal.any([timeout, init.cancel]) : timeout;
     try {
-      res = await fetch(url, {
-        method: init.method ?? 'GET',
-        headers,
-        body: init.json === undefined ? undefined : JSON.stringify(init.json),
-        redirect: 'manual',
-        signal,
-      });
+      // The configured API is trusted wherever it is; any other origin (a `download_url`) is
+      // a stranger's choice, fetched from public addresses only.
+      res =
+        url.origin === base.origin
+          ? await fetch(url, {
+              method: init.method ?? 'GET',
+              headers,
+              body: init.json === undefined ? undefined : JSON.stringify(init.json),
+              redirect: 'manual',
+              signal,
+            })
+          : await publicHttpsGet(url, { headers, signal });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel();
         throw new ProviderError('provider redirected', res.status);
@@ -179,6 +199,8 @@ export function resendProvider(config: ProviderConfig & { token: string }): Mail
       return { status: res.status, body, contentType: res.headers.get('content-type') };
     } catch (e) {
       if (e instanceof ProviderError) throw e;
+      if (e instanceof NonPublicAddressError)
+        throw permanentError('download_url refused: not a public address');
       if (init.cancel?.aborted) throw new ProviderError('provider call cancelled');
       throw new ProviderError(timeout.aborted ? 'provider timed out' : 'provider unreachable');
     }

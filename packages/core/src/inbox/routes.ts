@@ -9,6 +9,7 @@ import {
   accountSchema,
   addMemberBody,
   createAccountBody,
+  memberListSchema,
   memberSchema,
   replyBody,
   replySchema,
@@ -63,8 +64,11 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       body: createAccountBody,
       validatesBody: true, // createAccount validates (it is ph.inbox.createAccount too)
       summary: 'Create an inbox account; the caller becomes its owner',
-      responses: { 201: { description: 'the account', schema: accountSchema } },
-      errors: ['forbidden'],
+      responses: {
+        201: { description: 'the account', schema: accountSchema },
+        429: { description: 'too many accounts created by the caller (inbox-account:user)' },
+      },
+      errors: ['forbidden', 'rate_limited'],
       async handler({ principal, body }) {
         return { status: 201, body: await api.createAccount(principal.userId, body) };
       },
@@ -100,6 +104,22 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
         const { principal, params, body } = rc;
         const { member, created } = await api.addMember(principal.userId, params.id!, body, asker(rc));
         return { status: created ? 201 : 200, body: { member } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/accounts/:id/members',
+      area: 'inbox',
+      auth: 'bearer',
+      summary:
+        'Members of an inbox account, with those waiting for a proven address as pending (owners only)',
+      responses: { 200: { description: 'the members', schema: memberListSchema }, ...access },
+      errors,
+      async handler(rc) {
+        return {
+          status: 200,
+          body: { members: await api.listMembers(rc.principal.userId, rc.params.id!, asker(rc)) },
+        };
       },
     },
     {
@@ -171,9 +191,10 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       responses: {
         201: { description: 'the stored outbound message', schema: replySchema },
         ...access,
+        429: { description: 'too many replies by the caller (reply:user)' },
         503: { description: 'the mail provider did not accept the reply' },
       },
-      errors,
+      errors: [...errors, 'rate_limited'],
       async handler(rc) {
         const { principal, params, body } = rc;
         return {

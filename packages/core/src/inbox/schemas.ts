@@ -56,9 +56,16 @@ export const accountSchema = z.object({
   createdAt: instant,
 });
 export const accountListSchema = z.object({ accounts: z.array(accountSchema) });
-export const memberSchema = z.object({
-  member: z.object({ accountId: z.string(), userId: z.string(), email: z.string(), role }),
+const memberView = z.object({
+  accountId: z.string(),
+  userId: z.string(),
+  email: z.string(),
+  role,
+  /** Added by email to a user whose address is not proven yet: no access until it is. */
+  pending: z.boolean(),
 });
+export const memberSchema = z.object({ member: memberView });
+export const memberListSchema = z.object({ members: z.array(memberView) });
 export const threadSummarySchema = z.object({
   id: z.string(),
   accountId: z.string(),

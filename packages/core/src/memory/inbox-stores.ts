@@ -41,7 +41,13 @@ export function memoryInboxAccountStore(): InboxAccountStore {
         new Map([
           [
             ownerUserId,
-            { accountId: account.id, userId: ownerUserId, role: 'owner', createdAt: account.createdAt },
+            {
+              accountId: account.id,
+              userId: ownerUserId,
+              role: 'owner',
+              createdAt: account.createdAt,
+              addedBy: null,
+            },
           ],
         ]),
       );
@@ -56,10 +62,11 @@ export function memoryInboxAccountStore(): InboxAccountStore {
       return id === undefined ? null : copy(accounts.get(id)!);
     },
     async listForUser(userId) {
-      const out: Array<{ account: InboxAccount; role: InboxRole }> = [];
+      const out: Array<{ account: InboxAccount; role: InboxRole; addedBy: string | null }> = [];
       for (const [accountId, m] of members) {
         const mine = m.get(userId);
-        if (mine) out.push({ account: copy(accounts.get(accountId)!), role: mine.role });
+        if (mine)
+          out.push({ account: copy(accounts.get(accountId)!), role: mine.role, addedBy: mine.addedBy });
       }
       return out.sort(
         (a, b) =>
@@ -70,10 +77,28 @@ export function memoryInboxAccountStore(): InboxAccountStore {
     async roleOf(accountId, userId) {
       return members.get(accountId)?.get(userId)?.role ?? null;
     },
+    async membershipOf(accountId, userId) {
+      const m = members.get(accountId)?.get(userId);
+      return m ? copy(m) : null;
+    },
     async listMembers(accountId) {
       return [...(members.get(accountId)?.values() ?? [])].map(copy);
     },
-    async setMember(accountId, userId, role, now) {
+    async dropGrantsOf(userId) {
+      let dropped = 0;
+      for (const m of members.values()) {
+        const created = m.get(userId)?.addedBy === null;
+        if (created) m.get(userId)!.role = 'owner';
+        for (const [memberId, x] of m) {
+          if (memberId !== userId && (created || x.addedBy === userId)) {
+            m.delete(memberId);
+            dropped++;
+          }
+        }
+      }
+      return dropped;
+    },
+    async setMember(accountId, userId, role, now, addedBy) {
       let m = members.get(accountId);
       if (!m) {
         m = new Map();
@@ -88,7 +113,7 @@ export function memoryInboxAccountStore(): InboxAccountStore {
         existing.role = role;
         return { membership: copy(existing), created: false };
       }
-      const membership: InboxMembership = { accountId, userId, role, createdAt: now };
+      const membership: InboxMembership = { accountId, userId, role, createdAt: now, addedBy };
       m.set(userId, membership);
       return { membership: copy(membership), created: true };
     },

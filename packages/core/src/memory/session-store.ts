@@ -9,6 +9,8 @@ interface TokenRow {
   usedAt: number | null;
   /** The token this one was rotated from (null for a session's first). */
   parent: string | null;
+  /** Cookie sessions: the salt this token was derived with from its parent. */
+  salt?: string;
 }
 
 const copy = (s: Session): Session => structuredClone(s);
@@ -30,22 +32,26 @@ export function memorySessionStore(clock: Clock): SessionStore {
   let seq = 0;
   let writes = 0;
 
-  const addToken = (sessionId: string, hash: string, parent: string | null = null) => {
-    tokens.set(hash, { sessionId, usedAt: null, parent });
+  const addToken = (sessionId: string, hash: string, parent: string | null = null, salt?: string) => {
+    tokens.set(hash, { sessionId, usedAt: null, parent, ...(salt === undefined ? {} : { salt }) });
     const set = tokensOf.get(sessionId) ?? new Set<string>();
     tokensOf.set(sessionId, set);
     set.add(hash);
   };
 
-  /** True when a token rotated out of `hash` has itself been used: `hash` is then no longer
-   *  the just-rotated token (the grace path only; it walks the session's tokens). */
-  const hasUsedChild = (sessionId: string, hash: string) => {
+  /** The tokens rotated out of `hash` (the grace paths only; it walks the session's tokens). */
+  const childrenOf = (sessionId: string, hash: string) => {
+    const out: TokenRow[] = [];
     for (const h of tokensOf.get(sessionId) ?? []) {
       const row = tokens.get(h);
-      if (row?.parent === hash && row.usedAt !== null) return true;
+      if (row?.parent === hash) out.push(row);
     }
-    return false;
+    return out;
   };
+  /** True when a token rotated out of `hash` has itself been used: `hash` is then no longer
+   *  the just-rotated token. */
+  const hasUsedChild = (sessionId: string, hash: string) =>
+    childrenOf(sessionId, hash).some((row) => row.usedAt !== null);
 
   const end = (s: Session, now: Date, reason: string) => {
     s.endedAt = new Date(now);
@@ -127,8 +133,12 @@ export function memorySessionStore(clock: Clock): SessionStore {
       const s = row && sessions.get(row.sessionId);
       if (!row || !s || !isLive(s, t) || tokens.has(next.hash)) return null;
       if (row.usedAt !== null) {
-        const graceMs = (opts.graceSeconds ?? 0) * 1000;
+        const graceMs = ((s.cookie ? opts.cookieGraceSeconds : opts.graceSeconds) ?? 0) * 1000;
         if (graceMs <= 0 || t - row.usedAt > graceMs || hasUsedChild(s.id, hash)) return null;
+        if (s.cookie) {
+          const salt = childrenOf(s.id, hash)[0]?.salt;
+          return salt === undefined ? null : { repeat: 'cookie', session: copy(s), salt };
+        }
       }
       const window = rotations.get(s.id);
       const windowOver = !window || !opts.budget || t - window.start >= opts.budget.windowSeconds * 1000;
@@ -136,7 +146,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
         return { refused: 'budget', retryAt: new Date(window.start + opts.budget!.windowSeconds * 1000) };
       }
       row.usedAt ??= t;
-      addToken(s.id, next.hash, hash);
+      addToken(s.id, next.hash, hash, s.cookie ? next.salt : undefined);
       rotations.set(
         s.id,
         windowOver ? { start: t, count: 1 } : { start: window.start, count: window.count + 1 },

@@ -22,7 +22,7 @@ export type CodeMethod = 'totp' | 'email' | 'recovery';
 export async function beginMfa(
   env: MfaEnv,
   user: User,
-  opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta },
+  opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta },
 ): Promise<MfaRequiredAnswer | null> {
   const userId = user.id;
   const methods = loginMethods(env, user, opts.methods);
@@ -218,7 +218,7 @@ export async function webauthnLoginVerify(
 export function createMfaGate(env: MfaEnv) {
   return {
     methods: (userId: string) => enabledMethods(env, userId),
-    begin: (user: User, opts: { refresh: boolean; methods: MfaMethod[]; meta: RequestMeta }) =>
+    begin: (user: User, opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; meta: RequestMeta }) =>
       beginMfa(env, user, opts),
     async voidPending(userId: string, stores: Stores = env.ctx.stores) {
       await stores.pendingLogins.voidForUser(userId);

@@ -14,7 +14,7 @@ export const PENDING_TYP = 'mfa+jwt';
 export async function issuePending(
   env: MfaEnv,
   userId: string,
-  opts: { refresh: boolean; methods: MfaMethod[]; codeSentAtLogin?: boolean },
+  opts: { refresh: boolean | 'cookie'; methods: MfaMethod[]; codeSentAtLogin?: boolean },
 ): Promise<{ token: string; pending: PendingLogin }> {
   const now = env.ctx.clock.now();
   const pending: PendingLogin = {

@@ -50,6 +50,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/login/email-code',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with the emailed code',
@@ -70,6 +71,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/verify',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.verifyBody,
       summary: 'Complete a pending login with a TOTP, emailed or recovery code',
@@ -80,6 +82,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/recovery',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.tokenCodeBody,
       summary: 'Complete a pending login with a recovery code',
@@ -115,6 +118,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/webauthn/verify',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.webauthnVerifyBody,
       summary: 'Complete a pending login with a WebAuthn assertion',
@@ -278,6 +282,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/totp/confirm',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm TOTP and complete the login',
@@ -301,6 +306,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/email/confirm',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.mfaTokenCodeBody,
       summary: 'mfa.required: confirm the email method and complete the login',
@@ -323,6 +329,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/webauthn/verify',
+      refreshCookie: 'sets',
       auth: 'none',
       body: s.enrolPasskeyBody,
       summary: 'mfa.required: register a passkey and complete the login',

@@ -4,6 +4,7 @@ import {
   codeField as code,
   displayNameField,
   passwordField as password,
+  sessionAnswer,
   tokenField as token,
 } from '../auth/schemas.js';
 
@@ -85,12 +86,8 @@ export const enrolPasskeyBody = z.strictObject({
 export const optionalPasswordBody = z.strictObject({ password: password.optional() }).optional();
 export const confirmBody = z.strictObject({ code, password: password.optional() });
 
-export const sessionSchema = z.object({
-  accessToken: z.string(),
-  tokenType: z.literal('Bearer'),
-  expiresIn: z.number(),
-  refreshToken: z.string().optional(),
-});
+/** The same session answer as the password login's. */
+export const sessionSchema = sessionAnswer;
 export const acceptedSchema = z.object({ accepted: z.literal(true) });
 export const recoveryCodesSchema = z.object({ recoveryCodes: z.array(z.string()) });
 

@@ -4,8 +4,8 @@ import type { MfaMethod } from '../context.js';
 export interface PendingLogin {
   jti: string;
   userId: string;
-  /** The login asked for a refresh token. */
-  refresh: boolean;
+  /** The login asked for a refresh token; `'cookie'`: in the browser-session cookie. */
+  refresh: boolean | 'cookie';
   /** Methods offered when the login started. */
   methods: MfaMethod[];
   createdAt: Date;

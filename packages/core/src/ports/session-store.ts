@@ -16,6 +16,10 @@ export interface Session {
   amr: string[];
   ip: string;
   userAgent: string | null;
+  /** A browser session (login `refreshToken: 'cookie'`): its refresh token travels in an
+   *  HttpOnly cookie, and a repeat of its just-rotated token gets the newest token again
+   *  (see `rotate`). Absent: false. */
+  cookie?: boolean;
   /** Set once the session is ended (logout, reuse, reset, revocation, disable, eviction). */
   endedAt: Date | null;
   endReason: string | null;
@@ -27,6 +31,10 @@ export interface NewRefreshToken {
   hash: string;
   /** New idle end of the session (the store clamps it to `expiresAt`). */
   idleExpiresAt: Date;
+  /** On a rotation: the salt the token was derived with from the presented one
+   *  (`successorToken`). A cookie session keeps it with the new token (others need not), so a
+   *  repeat of the presented token can derive the same successor again. */
+  salt?: string;
 }
 
 /** How often one session may rotate its refresh token. */
@@ -47,6 +55,15 @@ export interface RotationRefused {
   refused: 'budget';
   /** When the session's window ends and a rotation may succeed again. */
   retryAt: Date;
+}
+
+/** A cookie session's repeat of its just-rotated token within the reuse window: nothing
+ *  rotated; the caller derives the newest token again from the presented one and `salt`. */
+export interface RotationRepeat {
+  repeat: 'cookie';
+  session: Session;
+  /** The salt kept with the presented token's successor, the family's newest token. */
+  salt: string;
 }
 
 /** Ended sessions since a cursor: the feed that tells every instance which `sid`s to refuse. */
@@ -81,13 +98,17 @@ export interface SessionStore {
    *  (the first rotation after a window ended starts the next): a token that would rotate
    *  (the live one, or a grace repeat) gets `RotationRefused` over it and stays as it was, so
    *  the caller answers "later" instead of taking it for reuse (every rotation stores a token
-   *  row for the session's life, so an unbounded loop would grow the store without end). */
+   *  row for the session's life, so an unbounded loop would grow the store without end).
+   *  A cookie session (`Session.cookie`) uses `cookieGraceSeconds` instead of `graceSeconds`
+   *  and never forks: its just-rotated token (used at most that long ago, its one successor
+   *  still unused) answers `RotationRepeat` with the successor's salt, rotating nothing and
+   *  counting against no budget. */
   rotate(
     hash: string,
     next: NewRefreshToken,
     now: Date,
-    opts?: { graceSeconds?: number; budget?: RotationBudget },
-  ): Promise<Session | RotationRefused | null>;
+    opts?: { graceSeconds?: number; cookieGraceSeconds?: number; budget?: RotationBudget },
+  ): Promise<Session | RotationRefused | RotationRepeat | null>;
   /** Ends one session. True when it was live and is now ended; false when absent or already ended. */
   revoke(id: string, now: Date, reason: string): Promise<boolean>;
   /** Ends every live session of the user except `exceptSid`; returns the ended ids. */

@@ -78,6 +78,8 @@ describe('a login racing a password reset', () => {
   it('gets no pending login when the reset commits while the password is checked (MFA on)', async () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const u = await totpUser(t);
+    // A proven address: a reset then keeps the factor (on a never-proven one it clears it).
+    await t.stores.users.markEmailVerified(u.id);
     const totp = () => totpCode(u.secret, t);
     t.clock.advance(30_000);
 

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Mail } from '@postern/core';
 import { describe, expect, it } from 'vitest';
-import { email, STRONG_2, session, setup, user } from './setup.js';
+import { email, STRONG_2, session, setup, totpUser, user } from './setup.js';
 
 const codeOf = (m: Mail) => /Reset code: (\S+)/.exec(m.text)![1]!;
 const sha = (s: string) => createHash('sha256').update(s).digest('base64url');
@@ -120,5 +120,36 @@ describe('password reset', () => {
       expect(await t.ph.auth.forgot({ email: u.email })).toEqual({ accepted: true });
     await (t.ph as unknown as { close(): Promise<void> }).close();
     expect(t.mailer.mails.filter((m) => m.to === u.email)).toHaveLength(3);
+  });
+
+  it('on a never-proven address, clears the factors and recovery codes set up before, in the reset, and says so', async () => {
+    const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
+    const squatter = await totpUser(t);
+    const owner = await totpUser(t);
+    await t.stores.users.markEmailVerified(owner.id);
+    for (const u of [squatter, owner]) {
+      t.clock.advance(1000);
+      const sent = t.mailer.mails.length;
+      await t.ph.auth.forgot({ email: u.email });
+      const mail = await t.mailer.waitFor(u.email, (m) => t.mailer.mails.indexOf(m) >= sent);
+      await t.ph.auth.forgotReset({ code: codeOf(mail), password: STRONG_2 });
+    }
+    expect(await t.stores.mfaFactors.listFactors(squatter.id)).toEqual([]);
+    expect(await t.stores.recoveryCodes.listUnused(squatter.id)).toEqual([]);
+    expect((await t.stores.users.findById(squatter.id))!.emailVerified).toBe(true);
+    // A proven address keeps what its owner set up.
+    expect((await t.stores.mfaFactors.listFactors(owner.id)).map((f) => f.type)).toEqual(['totp']);
+    expect(await t.stores.recoveryCodes.listUnused(owner.id)).toHaveLength(10);
+    expect(t.log.lines.filter((l) => l.fields.event === 'unproven_setup_cleared')).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({
+          userId: squatter.id,
+          factors: ['totp'],
+          passkeys: 0,
+          memberships: 0,
+        }),
+      }),
+    ]);
   });
 });

@@ -48,7 +48,7 @@ export function setup(options: Partial<PosternOptions> = {}) {
     ...options,
   });
 
-  async function user(email = `${randomUUID()}@users.test`) {
+  async function user(email = `${randomUUID()}@users.test`, { emailVerified = true } = {}) {
     const now = clock.now();
     const u = await stores.users.create({
       id: randomUUID(),
@@ -56,7 +56,7 @@ export function setup(options: Partial<PosternOptions> = {}) {
       name: email.split('@')[0]!,
       passwordHash: 'unused',
       roles: ['user'],
-      emailVerified: true,
+      emailVerified,
       disabled: false,
       createdAt: now,
       passwordChangedAt: now,

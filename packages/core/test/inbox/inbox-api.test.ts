@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { directoryFiles, type Mail } from '@postern/core';
 import { memoryFiles } from '@postern/core/memory';
-import { FakeMailProvider } from '@postern/testkit';
+import { FakeMailProvider, recordingLogger } from '@postern/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { received, setup } from './helpers.js';
 
@@ -57,7 +57,13 @@ describe('inbox API: accounts and members', () => {
       role: 'member',
     });
     expect(added).toEqual({
-      member: { accountId: account.id, userId: member.id, email: 'member@users.test', role: 'member' },
+      member: {
+        accountId: account.id,
+        userId: member.id,
+        email: 'member@users.test',
+        role: 'member',
+        pending: false,
+      },
       created: true,
     });
     expect(await t.ph.inbox.listAccounts(member.id)).toEqual([{ ...account, role: 'member' }]);
@@ -73,6 +79,96 @@ describe('inbox API: accounts and members', () => {
     expect(
       await problem(t.ph.inbox.addMember(owner.id, account.id, { email: 'ghost@x.test', role: 'member' })),
     ).toBe('not_found');
+  });
+
+  it('keeps a member added by an unproven address pending: no reads, no replies, no notices, not listed, until proven', async () => {
+    const { logger, lines } = recordingLogger();
+    const { t, owner, account } = await world({ logger });
+    // Someone registered bob@ first and never proved it.
+    const bob = await t.user('bob@users.test', { emailVerified: false });
+    const added = await t.ph.inbox.addMember(owner.id, account.id, { email: bob.email, role: 'owner' });
+    expect(added.member).toMatchObject({ userId: bob.id, role: 'owner', pending: true });
+    await t.deliver('inbound', received({ to: ['support@acme.test'], subject: 'Payroll' }));
+    const thread = await newestThread(t, owner, account);
+    expect(await problem(t.ph.inbox.listThreads(bob.id, account.id))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.getThread(bob.id, thread!.id))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.reply(bob.id, thread!.id, { text: 'x' }))).toBe('forbidden');
+    expect(await problem(t.ph.inbox.addMember(bob.id, account.id, { email: bob.email, role: 'owner' }))).toBe(
+      'forbidden',
+    );
+    expect(await t.ph.inbox.listAccounts(bob.id)).toEqual([]);
+    expect(
+      lines.filter((l) => l.fields.event === 'authorization_denied').map((l) => l.fields.reason),
+    ).toContain('inbox_address_unproven');
+    expect(t.notifier.sent.map((n) => n.notice.userId)).toEqual([owner.id]);
+    expect(await t.ph.inbox.listMembers(owner.id, account.id)).toEqual([
+      expect.objectContaining({ userId: owner.id, role: 'owner', pending: false }),
+      expect.objectContaining({ userId: bob.id, role: 'owner', pending: true }),
+    ]);
+    expect(await problem(t.ph.inbox.listMembers(bob.id, account.id))).toBe('forbidden');
+
+    // The mailbox's owner proves it (a verification code, or a password reset): access at once.
+    await t.stores.users.markEmailVerified(bob.id);
+    expect((await t.ph.inbox.listThreads(bob.id, account.id)).threads).toHaveLength(1);
+    expect(await t.ph.inbox.listAccounts(bob.id)).toEqual([{ ...account, role: 'owner' }]);
+    expect(await t.ph.inbox.listMembers(owner.id, account.id)).toEqual([
+      expect.objectContaining({ userId: owner.id, pending: false }),
+      expect.objectContaining({ userId: bob.id, pending: false }),
+    ]);
+  });
+
+  it('lets only the owners of an account claim a +tag of its address', async () => {
+    const { t, owner, stranger } = await world();
+    expect(
+      await problem(
+        t.ph.inbox.createAccount(stranger.id, { address: 'support+orders@acme.test', name: 'X' }),
+      ),
+    ).toBe('forbidden');
+    const member = await t.user();
+    const [account] = await t.ph.inbox.listAccounts(owner.id);
+    await t.ph.inbox.addMember(owner.id, account!.id, { email: member.email, role: 'member' });
+    expect(
+      await problem(t.ph.inbox.createAccount(member.id, { address: 'support+orders@acme.test', name: 'X' })),
+    ).toBe('forbidden');
+    const tagged = await t.ph.inbox.createAccount(owner.id, {
+      address: 'Support+Orders@acme.test',
+      name: 'Orders',
+    });
+    expect(tagged).toMatchObject({ address: 'support+orders@acme.test', role: 'owner' });
+    // A tag of an address nobody has claimed is a first claim like any other.
+    expect(
+      await t.ph.inbox.createAccount(stranger.id, { address: 'sales+leads@acme.test', name: 'Leads' }),
+    ).toMatchObject({ role: 'owner' });
+  });
+
+  it('delivers a +tag to its base account unless the tagged account was made by an owner of the base', async () => {
+    const { t, owner, stranger, account } = await world();
+    const orders = await t.ph.inbox.createAccount(owner.id, {
+      address: 'support+orders@acme.test',
+      name: 'Orders',
+    });
+    // Claimed before the base existed (or before this rule): the claim keeps no mail of the base's.
+    const early = await t.ph.inbox.createAccount(stranger.id, { address: 'sales+vip@acme.test', name: 'Sq' });
+    const sales = await t.ph.inbox.createAccount(owner.id, { address: 'sales@acme.test', name: 'Sales' });
+
+    await t.deliver(
+      'inbound',
+      received({ email_id: 'm1', to: ['support+orders@acme.test'], subject: 'Order 1' }),
+    );
+    await t.deliver(
+      'inbound',
+      received({ email_id: 'm2', to: ['sales+vip@acme.test'], subject: 'VIP deal' }),
+    );
+    await t.deliver(
+      'inbound',
+      received({ email_id: 'm3', to: ['support+other@acme.test'], subject: 'Other' }),
+    );
+    const subjects = async (userId: string, accountId: string) =>
+      (await t.ph.inbox.listThreads(userId, accountId)).threads.map((x) => x.subject).sort();
+    expect(await subjects(owner.id, orders.id)).toEqual(['Order 1']);
+    expect(await subjects(owner.id, sales.id)).toEqual(['VIP deal']);
+    expect(await subjects(stranger.id, early.id)).toEqual([]);
+    expect(await subjects(owner.id, account.id)).toEqual(['Other']);
   });
 
   it('never leaves an account without an owner', async () => {

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import { ProviderError, resendProvider } from '@postern/core';
+import { createServer as createTcpServer } from 'node:net';
+import { ConfigError, ProviderError, resendProvider } from '@postern/core';
 import { FakeMailProvider, listen, recordingLogger } from '@postern/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -119,6 +120,63 @@ describe('provider client', () => {
       ],
     });
     await expect(client().getReceivedAttachment('e3', 'a1')).rejects.toThrow('download_url refused');
+  });
+
+  it('refuses https download_urls at loopback, private, link-local or mapped addresses, never connecting', async () => {
+    // A TCP listener on loopback counts every connection a download would open.
+    let connections = 0;
+    const tcp = createTcpServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const { port } = tcp.address() as { port: number };
+    try {
+      const urls = [
+        `https://127.0.0.1:${port}/file`,
+        `https://127.1:${port}/file`,
+        `https://localhost:${port}/file`,
+        `https://[::ffff:127.0.0.1]:${port}/file`,
+        `https://[::ffff:7f00:1]:${port}/file`,
+        `https://[::1]:${port}/file`,
+        'https://169.254.169.254/latest/meta-data',
+        'https://10.0.0.7/file',
+        'https://192.168.1.1/file',
+        'https://[fd00::1]/file',
+        'https://[fe80::1]/file',
+      ];
+      for (const [i, downloadUrl] of urls.entries()) {
+        fake.emails.set(`p${i}`, {
+          attachments: [
+            { id: 'a1', filename: 'x', contentType: 'text/plain', bytes: Buffer.from('x'), downloadUrl },
+          ],
+        });
+        const err = await client()
+          .getReceivedAttachment(`p${i}`, 'a1')
+          .catch((e: unknown) => e);
+        expect({ downloadUrl, err }).toMatchObject({
+          downloadUrl,
+          err: { message: 'download_url refused: not a public address', permanent: true },
+        });
+      }
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => tcp.close(resolve));
+    }
+  });
+
+  it('refuses an http API URL unless its host is loopback: the Bearer token would cross the network in clear', () => {
+    for (const apiUrl of ['http://api.example.com', 'http://10.0.0.5:8080', 'http://[2001:4860::1]/']) {
+      expect(() => resendProvider({ apiUrl, token: 't' })).toThrow(ConfigError);
+    }
+    for (const apiUrl of [
+      'https://api.example.com',
+      'http://127.0.0.1:4000',
+      'http://localhost:4000',
+      'http://[::1]:4000',
+    ]) {
+      expect(() => resendProvider({ apiUrl, token: 't' })).not.toThrow();
+    }
   });
 
   it('refuses attachments over the size cap', async () => {

@@ -12,6 +12,7 @@ interface MemberRow {
   user_id: string;
   role: InboxRole;
   created_at: Date;
+  added_by: string | null;
 }
 
 const toAccount = (r: AccountRow): InboxAccount => ({
@@ -25,6 +26,7 @@ const toMember = (r: MemberRow): InboxMembership => ({
   userId: r.user_id,
   role: r.role,
   createdAt: r.created_at,
+  addedBy: r.added_by,
 });
 
 /** Accounts and memberships. The account and its owner are inserted in one statement; member
@@ -33,6 +35,13 @@ const toMember = (r: MemberRow): InboxMembership => ({
 export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAccountStore {
   const A = t('inbox_accounts');
   const M = t('inbox_members');
+  const membershipOf = async (accountId: string, userId: string) => {
+    const r = await db.query(`SELECT * FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
+      accountId,
+      userId,
+    ]);
+    return r.rows[0] ? toMember(r.rows[0]) : null;
+  };
   return {
     async create(account, ownerUserId) {
       const r = await db.query(
@@ -40,7 +49,8 @@ export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAc
            INSERT INTO ${A} (id, address, name, created_at) VALUES ($1, $2, $3, $4)
            ON CONFLICT DO NOTHING RETURNING *
          ), m AS (
-           INSERT INTO ${M} (account_id, user_id, role, created_at) SELECT id, $5, 'owner', created_at FROM a
+           INSERT INTO ${M} (account_id, user_id, role, created_at, added_by)
+           SELECT id, $5, 'owner', created_at, NULL FROM a
          )
          SELECT * FROM a`,
         [account.id, account.address, account.name, account.createdAt, ownerUserId],
@@ -57,27 +67,41 @@ export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAc
     },
     async listForUser(userId) {
       const r = await db.query(
-        `SELECT a.*, m.role FROM ${M} m JOIN ${A} a ON a.id = m.account_id
+        `SELECT a.*, m.role, m.added_by FROM ${M} m JOIN ${A} a ON a.id = m.account_id
          WHERE m.user_id = $1 ORDER BY a.created_at, a.id`,
         [userId],
       );
-      return r.rows.map((row: AccountRow & { role: InboxRole }) => ({
+      return r.rows.map((row: AccountRow & { role: InboxRole; added_by: string | null }) => ({
         account: toAccount(row),
         role: row.role,
+        addedBy: row.added_by,
       }));
     },
     async roleOf(accountId, userId) {
-      const r = await db.query(`SELECT role FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
-        accountId,
-        userId,
-      ]);
-      return (r.rows[0]?.role as InboxRole | undefined) ?? null;
+      return (await membershipOf(accountId, userId))?.role ?? null;
+    },
+    membershipOf,
+    // One statement: the creator's rows are promoted and the others deleted from one snapshot
+    // (a concurrent demotion of the creator is waited for, then promoted again).
+    async dropGrantsOf(userId) {
+      const r = await db.query(
+        `WITH created AS (
+           UPDATE ${M} SET role = 'owner' WHERE user_id = $1 AND added_by IS NULL RETURNING account_id
+         ), gone AS (
+           DELETE FROM ${M}
+           WHERE user_id <> $1 AND (added_by = $1 OR account_id IN (SELECT account_id FROM created))
+           RETURNING 1
+         )
+         SELECT count(*)::int AS n FROM gone`,
+        [userId],
+      );
+      return r.rows[0].n as number;
     },
     async listMembers(accountId) {
       const r = await db.query(`SELECT * FROM ${M} WHERE account_id = $1 ORDER BY seq`, [accountId]);
       return r.rows.map(toMember);
     },
-    setMember: (accountId, userId, role, now) =>
+    setMember: (accountId, userId, role, now, addedBy) =>
       atomic(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${M}:${accountId}`]);
         const cur = await tx.query(`SELECT role FROM ${M} WHERE account_id = $1 AND user_id = $2`, [
@@ -93,10 +117,10 @@ export function postgresInboxAccountStore({ db, t, atomic }: StoreDeps): InboxAc
           if (owners.rows[0].n <= 1) return 'last_owner' as const;
         }
         const r = await tx.query(
-          `INSERT INTO ${M} (account_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
+          `INSERT INTO ${M} (account_id, user_id, role, created_at, added_by) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (account_id, user_id) DO UPDATE SET role = EXCLUDED.role
            RETURNING *`,
-          [accountId, userId, role, now],
+          [accountId, userId, role, now, addedBy],
         );
         return { membership: toMember(r.rows[0]), created: existing === undefined };
       }),

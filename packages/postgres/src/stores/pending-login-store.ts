@@ -6,6 +6,7 @@ interface PendingRow {
   jti: string;
   user_id: string;
   refresh: boolean;
+  refresh_cookie: boolean;
   methods: MfaMethod[];
   created_at: Date;
   expires_at: Date;
@@ -17,7 +18,7 @@ interface PendingRow {
 const toPending = (r: PendingRow): PendingLogin => ({
   jti: r.jti,
   userId: r.user_id,
-  refresh: r.refresh,
+  refresh: r.refresh_cookie ? 'cookie' : r.refresh,
   methods: r.methods,
   createdAt: r.created_at,
   expiresAt: r.expires_at,
@@ -58,9 +59,20 @@ export function postgresPendingLoginStore({ db, t, atomic, logger }: StoreDeps):
   return {
     async create(p) {
       await db.query(
-        `INSERT INTO ${T} (jti, user_id, refresh, methods, created_at, expires_at, failures, sends, last_sent_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [p.jti, p.userId, p.refresh, p.methods, p.createdAt, p.expiresAt, p.failures, p.sends, p.lastSentAt],
+        `INSERT INTO ${T} (jti, user_id, refresh, refresh_cookie, methods, created_at, expires_at, failures, sends, last_sent_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          p.jti,
+          p.userId,
+          p.refresh !== false,
+          p.refresh === 'cookie',
+          p.methods,
+          p.createdAt,
+          p.expiresAt,
+          p.failures,
+          p.sends,
+          p.lastSentAt,
+        ],
       );
       if (++creates % SWEEP_EVERY === 0) await sweep(p.createdAt);
     },

@@ -16,6 +16,7 @@ interface SessionRow {
   user_agent: string | null;
   ended_at: Date | null;
   end_reason: string | null;
+  refresh_cookie: boolean;
 }
 
 const toSession = (r: SessionRow): Session => ({
@@ -29,6 +30,7 @@ const toSession = (r: SessionRow): Session => ({
   amr: r.amr,
   ip: r.ip,
   userAgent: r.user_agent,
+  ...(r.refresh_cookie ? { cookie: true } : {}),
   endedAt: r.ended_at,
   endReason: r.end_reason,
 });
@@ -42,12 +44,26 @@ const MAX_INT = 2 ** 31 - 1;
 const windowOver = (now: string, windowSeconds: string) =>
   `(s.rotation_window_start IS NULL OR s.rotation_window_start <= ${now}::timestamptz - ${windowSeconds}::int * interval '1 second')`;
 
-/** Token `r` (of table `rt`, in live session `s`) may rotate at `now`: unused, or the
- *  just-rotated one within `grace` seconds (none of the tokens rotated out of it used since). */
+/** Session `s` is live at `now`. */
+const live = (now: string) => `(s.ended_at IS NULL AND s.expires_at > ${now} AND s.idle_expires_at > ${now})`;
+
+/** Token `r` (of table `rt`) is the just-rotated one, used within `grace` seconds of `now`
+ *  (none of the tokens rotated out of it used since). */
+const justRotated = (rt: string, now: string, grace: string) =>
+  `(r.used_at IS NOT NULL AND ${grace}::int > 0 AND r.used_at >= ${now}::timestamptz - ${grace}::int * interval '1 second'
+    AND NOT EXISTS (SELECT 1 FROM ${rt} o WHERE o.session_id = r.session_id AND o.parent = r.hash AND o.used_at IS NOT NULL))`;
+
+/** Token `r` (in live session `s`) may rotate at `now`: unused, or, outside cookie sessions
+ *  (which never fork), the just-rotated one within `grace` seconds. */
 const rotatable = (rt: string, now: string, grace: string) =>
-  `(s.ended_at IS NULL AND s.expires_at > ${now} AND s.idle_expires_at > ${now}
-    AND (r.used_at IS NULL OR (${grace}::int > 0 AND r.used_at >= ${now}::timestamptz - ${grace}::int * interval '1 second'
-      AND NOT EXISTS (SELECT 1 FROM ${rt} o WHERE o.session_id = r.session_id AND o.parent = r.hash AND o.used_at IS NOT NULL))))`;
+  `(${live(now)} AND (r.used_at IS NULL OR (NOT s.refresh_cookie AND ${justRotated(rt, now, grace)})))`;
+
+/** A cookie session's repeat of its just-rotated token `r` within `grace` seconds: the salt of
+ *  its successor (the family's newest token), else null. */
+const cookieRepeatSalt = (rt: string, now: string, grace: string) =>
+  `CASE WHEN s.refresh_cookie AND ${live(now)} AND ${justRotated(rt, now, grace)}
+     THEN (SELECT c.salt FROM ${rt} c WHERE c.session_id = r.session_id AND c.parent = r.hash AND c.salt IS NOT NULL LIMIT 1)
+   END`;
 
 /** `pg_snapshot` text: `xmin:xmax:xip1,xip2,...` (at most a few thousand running transactions). */
 const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20}(?:,\d{1,20})*)?)$/;
@@ -95,8 +111,8 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
         // One user's logins take turns, so the cap holds under concurrent logins.
         await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${S}:${session.userId}`]);
         await tx.query(
-          `INSERT INTO ${S} (id, user_id, created_at, expires_at, idle_expires_at, last_used_at, auth_time, amr, ip, user_agent, ended_at, end_reason)
-           VALUES ($1, $2, $3, $4, LEAST($5::timestamptz, $4::timestamptz), $6, $7, $8, $9, $10, $11, $12)`,
+          `INSERT INTO ${S} (id, user_id, created_at, expires_at, idle_expires_at, last_used_at, auth_time, amr, ip, user_agent, ended_at, end_reason, refresh_cookie)
+           VALUES ($1, $2, $3, $4, LEAST($5::timestamptz, $4::timestamptz), $6, $7, $8, $9, $10, $11, $12, $13)`,
           [
             session.id,
             session.userId,
@@ -110,6 +126,7 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
             session.userAgent,
             session.endedAt,
             session.endReason,
+            session.cookie === true,
           ],
         );
         if (token) {
@@ -155,6 +172,7 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
       // integer columns and casts (a larger configured number means "no limit" all the same).
       const budget = opts.budget ?? { rotations: MAX_INT, windowSeconds: 0 };
       const grace = Math.max(0, Math.floor(opts.graceSeconds ?? 0));
+      const cookieGrace = Math.max(0, Math.floor(opts.cookieGraceSeconds ?? 0));
       const rotations = Math.min(budget.rotations, MAX_INT);
       const windowSeconds = Math.min(budget.windowSeconds, MAX_INT);
       const ended = windowOver('$3', '$7');
@@ -165,9 +183,10 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id AND ${rotatable(RT, '$3', '$5')}
                AND (${ended} OR s.rotations_in_window < $6::int)
-             RETURNING r.session_id
+             RETURNING r.session_id, s.refresh_cookie
            ), successor AS (
-             INSERT INTO ${RT} (hash, session_id, created_at, parent) SELECT $2, session_id, $3, $1 FROM used
+             INSERT INTO ${RT} (hash, session_id, created_at, parent, salt)
+             SELECT $2, session_id, $3, $1, CASE WHEN refresh_cookie THEN $8 END FROM used
              RETURNING session_id
            )
            UPDATE ${S} s SET last_used_at = $3, idle_expires_at = LEAST($4::timestamptz, s.expires_at),
@@ -175,19 +194,29 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
              rotation_window_start = CASE WHEN ${ended} THEN $3 ELSE s.rotation_window_start END
            FROM successor WHERE s.id = successor.session_id AND s.ended_at IS NULL
            RETURNING s.*`,
-          [hash, next.hash, now, next.idleExpiresAt, grace, rotations, windowSeconds],
+          [hash, next.hash, now, next.idleExpiresAt, grace, rotations, windowSeconds, next.salt ?? null],
         );
       // Only after a refusal (rare: reuse, an ended session, a loop), so the hot path stays one
       // statement: is the token still one that may rotate, and is the budget what refused it?
+      // A cookie session's repeat within its window is found here too: it rotates nothing.
       const verdict = async () => {
         const r = await db.query(
-          `SELECT NOT ${windowOver('$2', '$5')} AND s.rotations_in_window >= $4::int AS over_budget,
-             s.rotation_window_start + $5::int * interval '1 second' AS retry_at
+          `SELECT ${rotatable(RT, '$2', '$3')} AS rotatable,
+             NOT ${windowOver('$2', '$5')} AND s.rotations_in_window >= $4::int AS over_budget,
+             s.rotation_window_start + $5::int * interval '1 second' AS retry_at,
+             ${cookieRepeatSalt(RT, '$2', '$6')} AS repeat_salt, s.*
            FROM ${RT} r JOIN ${S} s ON s.id = r.session_id
-           WHERE r.hash = $1 AND ${rotatable(RT, '$2', '$3')}`,
-          [hash, now, grace, rotations, windowSeconds],
+           WHERE r.hash = $1`,
+          [hash, now, grace, rotations, windowSeconds, cookieGrace],
         );
-        return r.rows[0] as { over_budget: boolean; retry_at: Date } | undefined;
+        return r.rows[0] as
+          | (SessionRow & {
+              rotatable: boolean;
+              over_budget: boolean;
+              retry_at: Date;
+              repeat_salt: string | null;
+            })
+          | undefined;
       };
       try {
         // The verdict reads a later snapshot than the refused rotation: another request may
@@ -198,7 +227,8 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
           const r = await attempt();
           if (r.rows[0]) return toSession(r.rows[0]);
           const v = await verdict();
-          if (!v) return null;
+          if (v?.repeat_salt) return { repeat: 'cookie', session: toSession(v), salt: v.repeat_salt };
+          if (!v?.rotatable) return null;
           if (v.over_budget) return { refused: 'budget', retryAt: v.retry_at };
         }
         return null;

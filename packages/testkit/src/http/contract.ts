@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { authScenarios } from './auth.scenarios.js';
+import { browserScenarios } from './browser.scenarios.js';
 import { coreScenarios } from './core.scenarios.js';
 import {
   createHttpEnv,
@@ -16,6 +17,7 @@ import { webhookScenarios } from './webhook.scenarios.js';
 const SCENARIOS: Record<HttpContractArea, (env: HttpEnv) => void> = {
   core: coreScenarios,
   auth: authScenarios,
+  browser: browserScenarios,
   mfa: mfaScenarios,
   webhook: webhookScenarios,
   inbox: inboxScenarios,

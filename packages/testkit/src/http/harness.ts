@@ -17,7 +17,7 @@ export interface MountedServer {
 export type Mount = (ph: Postern) => Promise<MountedServer>;
 
 /** The scenario groups of the HTTP contract, one per area. */
-export type HttpContractArea = 'core' | 'auth' | 'mfa' | 'webhook' | 'inbox';
+export type HttpContractArea = 'core' | 'auth' | 'browser' | 'mfa' | 'webhook' | 'inbox';
 
 export interface HttpContractOptions {
   /** Fresh stores for one scenario group; default `memoryStores`. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMailProvider } from '../fake-provider.js';
 import { expectProblem, expectSafeHeaders } from './expect.js';
 import { type HttpContext, type HttpEnv, TEST_WEBHOOK_SECRET } from './harness.js';
-import { expectJson, freshEmail, signUpAndLogIn } from './session.js';
+import { expectJson, freshEmail, proveEmail, signUpAndLogIn } from './session.js';
 import { standardWebhookHeaders } from './webhook-signing.js';
 
 interface Person {
@@ -19,6 +19,13 @@ async function person(ctx: HttpContext, tag: string): Promise<Person> {
     name: 'Inbox Person',
   });
   return { id, email, token: accessToken };
+}
+
+/** A person whose address is proven (members added by email need one). */
+async function provenPerson(ctx: HttpContext, tag: string): Promise<Person> {
+  const p = await person(ctx, tag);
+  await proveEmail(ctx, p.email, p.token);
+  return p;
 }
 
 interface AccountBody {
@@ -141,7 +148,7 @@ export function inboxScenarios(env: HttpEnv): void {
 
     it('owners create accounts and add members; others get 403, unknown ids 404', async () => {
       const owner = await person(ctx, 'owner');
-      const member = await person(ctx, 'member');
+      const member = await provenPerson(ctx, 'member');
       const stranger = await person(ctx, 'stranger');
       const address = `Desk-${randomUUID()}@Acme.test`;
       const account = await createAccount(ctx, owner, address);
@@ -158,7 +165,7 @@ export function inboxScenarios(env: HttpEnv): void {
         }),
         201,
       );
-      expect(added.member).toMatchObject({ userId: member.id, role: 'member' });
+      expect(added.member).toMatchObject({ userId: member.id, role: 'member', pending: false });
 
       const mine = await expectJson<{ accounts: AccountBody[] }>(
         await ctx.request('/inbox/accounts', { bearer: member.token }),
@@ -220,6 +227,83 @@ export function inboxScenarios(env: HttpEnv): void {
       );
     });
 
+    it('a member added by an address nobody proved is pending (403) until its owner proves it', async () => {
+      const owner = await person(ctx, 'payroll-owner');
+      const account = await createAccount(ctx, owner);
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Salaries attached', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, account.address));
+      // bob@ was registered by whoever got there first, and never proven.
+      const bob = await person(ctx, 'bob');
+      const added = await expectJson<{ member: { userId: string; pending: boolean } }>(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, {
+          bearer: owner.token,
+          json: { email: bob.email, role: 'member' },
+        }),
+        201,
+      );
+      expect(added.member).toMatchObject({ userId: bob.id, pending: true });
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: bob.token }),
+        403,
+        'forbidden',
+      );
+      expect(
+        (
+          await expectJson<{ accounts: AccountBody[] }>(
+            await ctx.request('/inbox/accounts', { bearer: bob.token }),
+            200,
+          )
+        ).accounts,
+      ).toEqual([]);
+      const members = () =>
+        ctx
+          .request(`/inbox/accounts/${account.id}/members`, { bearer: owner.token })
+          .then((r) =>
+            expectJson<{ members: Array<{ userId: string; role: string; pending: boolean }> }>(r, 200),
+          );
+      expect((await members()).members).toEqual([
+        expect.objectContaining({ userId: owner.id, role: 'owner', pending: false }),
+        expect.objectContaining({ userId: bob.id, role: 'member', pending: true }),
+      ]);
+      await expectProblem(
+        await ctx.request(`/inbox/accounts/${account.id}/members`, { bearer: bob.token }),
+        403,
+        'forbidden',
+      );
+
+      await proveEmail(ctx, bob.email, bob.token);
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: bob.token }),
+        200,
+      );
+      expect(list.threads).toHaveLength(1);
+      expect((await members()).members.map((m) => m.pending)).toEqual([false, false]);
+    });
+
+    it("a +tag of another user's address cannot be claimed, and its mail reaches the base account", async () => {
+      const a = await person(ctx, 'sales-owner');
+      const b = await person(ctx, 'squatter');
+      const sales = await createAccount(ctx, a, `sales-${randomUUID()}@acme.test`);
+      const [local, domain] = sales.address.split('@');
+      const tagged = `${local}+orders@${domain}`;
+      await expectProblem(
+        await ctx.request('/inbox/accounts', { bearer: b.token, json: { address: tagged, name: 'Orders' } }),
+        403,
+        'forbidden',
+      );
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Order 7', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, tagged));
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${sales.id}/threads`, { bearer: a.token }),
+        200,
+      );
+      expect(list.threads).toHaveLength(1);
+      // The base's owner may claim it.
+      expect((await createAccount(ctx, a, tagged)).address).toBe(tagged);
+    });
+
     it('limits emails without a user when adding members (member:user): no free oracle of registered emails', async () => {
       const owner = await person(ctx, 'prober');
       const known = await person(ctx, 'probed');
@@ -237,6 +321,37 @@ export function inboxScenarios(env: HttpEnv): void {
       await expectProblem(refused, 429, 'rate_limited');
       // Over the limit the answer no longer depends on the email.
       await expectProblem(await add(known.email), 429, 'rate_limited');
+    });
+
+    it('limits inbox accounts created (10 a day) and replies sent (30 per 15 min) per user, with Retry-After', async () => {
+      const busy = await person(ctx, 'busy');
+      for (let i = 0; i < 10; i++) await createAccount(ctx, busy);
+      const refused = await ctx.request('/inbox/accounts', {
+        bearer: busy.token,
+        json: { address: `more-${randomUUID()}@acme.test`, name: 'More' },
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectProblem(refused, 429, 'rate_limited');
+      // Per user: someone else still creates theirs.
+      const other = await person(ctx, 'busy-other');
+      const account = await createAccount(ctx, other);
+
+      const emailId = randomUUID();
+      provider.emails.set(emailId, { html: null, text: 'Hello?', headers: {}, attachments: [] });
+      await webhook(ctx, receivedEvent(emailId, account.address));
+      const list = await expectJson<ThreadListBody>(
+        await ctx.request(`/inbox/accounts/${account.id}/threads`, { bearer: other.token }),
+        200,
+      );
+      const reply = () =>
+        ctx.request(`/inbox/threads/${list.threads[0]!.id}/reply`, {
+          bearer: other.token,
+          json: { text: 'On it.' },
+        });
+      for (let i = 0; i < 30; i++) expect((await reply()).status).toBe(201);
+      const tooMany = await reply();
+      expect(Number(tooMany.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectProblem(tooMany, 429, 'rate_limited');
     });
 
     it('webhook -> outbox -> thread visible -> reply -> inbound reply threads on -> delivery updates it', async () => {

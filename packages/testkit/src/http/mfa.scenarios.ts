@@ -2,9 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClock } from '../test-clock.js';
+import { APP_ORIGIN, fromPage, refreshCookieOf } from './browser.scenarios.js';
 import { expectProblem } from './expect.js';
 import type { HttpContext, HttpEnv } from './harness.js';
-import { expectJson, freshEmail, signUp, signUpAndLogIn } from './session.js';
+import { expectJson, freshEmail, proveEmail, signUp, signUpAndLogIn } from './session.js';
 import { SoftAuthenticator } from './soft-authenticator.js';
 
 const ORIGIN = 'https://postern.test';
@@ -49,13 +50,17 @@ async function signupAndLogin(ctx: HttpContext, password = PASSWORD): Promise<Ac
   return { email: a.email, password, access: a.accessToken };
 }
 
-async function login(ctx: HttpContext, a: Account, refreshToken?: boolean) {
+async function login(ctx: HttpContext, a: Account, refreshToken?: boolean | 'cookie') {
   return ctx.request('/auth/login', {
     json: { email: a.email, password: a.password, ...(refreshToken === undefined ? {} : { refreshToken }) },
   });
 }
 
-async function pendingLogin(ctx: HttpContext, a: Account, refreshToken?: boolean): Promise<Pending> {
+async function pendingLogin(
+  ctx: HttpContext,
+  a: Account,
+  refreshToken?: boolean | 'cookie',
+): Promise<Pending> {
   const body = await expectJson<Pending & { accessToken?: string }>(await login(ctx, a, refreshToken), 200);
   expect(body.mfaRequired).toBe(true);
   expect(body.accessToken).toBeUndefined();
@@ -930,6 +935,90 @@ export function mfaScenarios(env: HttpEnv): void {
         await expectPendingDead(ctx, p, secret);
       });
 
+      it('pre-hijacking: a reset that proves a never-proven address clears the factors, passkeys, recovery codes and inbox grants set up before it', async () => {
+        // The attacker signs up with the victim's address (never proven) and sets the account up.
+        const attacker = await signupAndLogin(ctx);
+        const { secret } = await enrolTotp(ctx, attacker);
+        await enrolPasskey(ctx, attacker);
+        const inbox = await expectJson<{ id: string }>(
+          await ctx.request('/inbox/accounts', {
+            bearer: attacker.access,
+            json: { address: `victim-desk-${randomUUID()}@acme.test`, name: 'Desk' },
+          }),
+          201,
+        );
+        const accomplice = await signUpAndLogIn(ctx, { email: freshEmail('accomplice') });
+        await proveEmail(ctx, accomplice.email, accomplice.accessToken);
+        await expectJson(
+          await ctx.request(`/inbox/accounts/${inbox.id}/members`, {
+            bearer: attacker.access,
+            json: { email: accomplice.email, role: 'owner' },
+          }),
+          201,
+        );
+        await expectJson(
+          await ctx.request(`/inbox/accounts/${inbox.id}/threads`, { bearer: accomplice.accessToken }),
+          200,
+        );
+        const oldPending = await pendingLogin(ctx, attacker);
+
+        // The victim cannot sign up, so takes the account back through the mailbox.
+        await expectProblem(
+          await ctx.request('/auth/signup', {
+            json: { email: attacker.email, password: 'Saffron-Glacier-Pebble-3317', name: 'Victim' },
+          }),
+          409,
+          'email_taken',
+        );
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: attacker.email } }), 202);
+        const resetMail = await ctx.mail.waitFor(attacker.email, (m) => /reset code/i.test(m.subject));
+        const code = /Reset code: (\S+)/.exec(resetMail.text)![1]!;
+        const password = 'Saffron-Glacier-Pebble-3317';
+        expect((await ctx.request('/auth/forgot-reset', { json: { code, password } })).status).toBe(204);
+
+        // The victim's login asks for no factor of the attacker's; nothing of theirs is left.
+        const session = await expectJson<{ accessToken?: string; mfaRequired?: boolean }>(
+          await login(ctx, { ...attacker, password }),
+          200,
+        );
+        expect(session.mfaRequired).toBeUndefined();
+        const victim = { ...attacker, password, access: session.accessToken! };
+        const profile = await expectJson<{
+          user: { emailVerified: boolean; mfa: { enabled: boolean; methods: string[] } };
+        }>(await ctx.request('/auth/me', { bearer: victim.access }), 200);
+        expect(profile.user).toMatchObject({ emailVerified: true, mfa: { enabled: false, methods: [] } });
+        await expectPendingDead(ctx, oldPending, secret);
+        await expectProblem(
+          await ctx.request('/auth/login', { json: { email: attacker.email, password: attacker.password } }),
+          401,
+          'invalid_credentials',
+        );
+        await expectProblem(
+          await ctx.request(`/inbox/accounts/${inbox.id}/threads`, { bearer: accomplice.accessToken }),
+          403,
+          'forbidden',
+        );
+        const members = await expectJson<{ members: Array<{ email: string; role: string }> }>(
+          await ctx.request(`/inbox/accounts/${inbox.id}/members`, { bearer: victim.access }),
+          200,
+        );
+        expect(members.members).toEqual([expect.objectContaining({ email: attacker.email, role: 'owner' })]);
+
+        // The victim's own set-up afterwards is theirs: a reset of a proven address clears nothing.
+        await enrolTotp(ctx, victim);
+        await expectJson(await ctx.request('/auth/forgot', { json: { email: victim.email } }), 202);
+        const again = await ctx.mail.waitFor(
+          victim.email,
+          (m) => /reset code/i.test(m.subject) && m !== resetMail,
+        );
+        const code2 = /Reset code: (\S+)/.exec(again.text)![1]!;
+        const password2 = 'Juniper-Harbor-Quill-5521';
+        expect(
+          (await ctx.request('/auth/forgot-reset', { json: { code: code2, password: password2 } })).status,
+        ).toBe(204);
+        expect((await pendingLogin(ctx, { ...victim, password: password2 })).methods).toContain('totp');
+      });
+
       it('a password change kills the pending logins of that user', async () => {
         const a = await signupAndLogin(ctx);
         const { secret } = await enrolTotp(ctx, a);
@@ -1524,6 +1613,98 @@ export function mfaScenarios(env: HttpEnv): void {
           'validation_failed',
         );
       });
+    });
+  });
+
+  describe('MFA completing a browser session', () => {
+    const cookieSessions = { trustedOrigins: [APP_ORIGIN] };
+    let ctx: HttpContext;
+    beforeAll(async () => {
+      ctx = await env.setup({ ...MFA_OPTIONS, cookieSessions });
+    });
+    afterAll(() => ctx?.close());
+
+    /** The answer sets the refresh cookie and has no refreshToken; the cookie refreshes. */
+    async function expectCookieSession(c: HttpContext, res: Response): Promise<Session> {
+      const cookie = refreshCookieOf(res);
+      expect(cookie.attrs).toMatchObject({ httponly: true, secure: true, samesite: 'Strict', path: '/auth' });
+      const s = await expectJson<Session>(res, 200);
+      expect(s.refreshToken).toBeUndefined();
+      await me(c, s.accessToken);
+      await expectJson(await c.request('/auth/refresh', fromPage(cookie.value)), 200);
+      return s;
+    }
+
+    it("login with refreshToken 'cookie' carries the wish through TOTP (/auth/mfa/verify) and a recovery code (/auth/mfa/recovery)", async () => {
+      const a = await signupAndLogin(ctx);
+      const { secret, recoveryCodes } = await enrolTotp(ctx, a);
+      const p = await pendingLogin(ctx, a, 'cookie');
+      expect(p).not.toHaveProperty('refreshToken');
+      await expectCookieSession(
+        ctx,
+        await ctx.request('/auth/mfa/verify', { json: { token: p.mfaToken, code: totp(secret, ctx.clock) } }),
+      );
+      const r = await pendingLogin(ctx, a, 'cookie');
+      await expectCookieSession(
+        ctx,
+        await ctx.request('/auth/mfa/recovery', { json: { token: r.mfaToken, code: recoveryCodes![0] } }),
+      );
+    });
+
+    it('the emailed code (/auth/login/email-code) completes a browser session', async () => {
+      const a = await signupAndLogin(ctx);
+      await enrolEmail(ctx, a);
+      const seen = codeMails(ctx, a.email);
+      const p = await pendingLogin(ctx, a, 'cookie');
+      const code = await nextCode(ctx, a.email, seen);
+      await expectCookieSession(
+        ctx,
+        await ctx.request('/auth/login/email-code', { json: { token: p.mfaToken, code } }),
+      );
+    });
+
+    it('a passkey (/auth/mfa/webauthn/verify) completes a browser session', async () => {
+      const a = await signupAndLogin(ctx);
+      const { auth } = await enrolPasskey(ctx, a);
+      const p = await pendingLogin(ctx, a, 'cookie');
+      await expectCookieSession(ctx, await verifyPasskey(ctx, p.mfaToken, auth));
+    });
+
+    it('a login that asked for true still gets its refresh token in the JSON and no cookie', async () => {
+      const a = await signupAndLogin(ctx);
+      const { secret } = await enrolTotp(ctx, a);
+      const p = await pendingLogin(ctx, a, true);
+      const res = await ctx.request('/auth/mfa/verify', {
+        json: { token: p.mfaToken, code: totp(secret, ctx.clock) },
+      });
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect((await expectJson<Session>(res, 200)).refreshToken).toEqual(expect.any(String));
+    });
+
+    it('with mfa.required, the first factor enrolled at login completes a browser session', async () => {
+      const req = await env.setup({
+        ...MFA_OPTIONS,
+        cookieSessions,
+        mfa: { ...MFA_OPTIONS.mfa, required: true },
+      });
+      try {
+        const { email } = await signUp(req, { email: freshEmail('req'), password: PASSWORD });
+        const p = await pendingLogin(req, { email, password: PASSWORD, access: '' }, 'cookie');
+        const setup = await expectJson<{ secret: string }>(
+          await req.request('/auth/mfa/enrol/totp/setup', { json: { mfaToken: p.mfaToken } }),
+          200,
+        );
+        const res = await req.request('/auth/mfa/enrol/totp/confirm', {
+          json: { mfaToken: p.mfaToken, code: totp(setup.secret, req.clock) },
+        });
+        const cookie = refreshCookieOf(res);
+        const s = await expectJson<Session & { recoveryCodes: string[] }>(res, 200);
+        expect(s.refreshToken).toBeUndefined();
+        expect(s.recoveryCodes).toHaveLength(10);
+        await expectJson(await req.request('/auth/refresh', fromPage(cookie.value)), 200);
+      } finally {
+        await req.close();
+      }
     });
   });
 }

@@ -53,3 +53,17 @@ export async function signUpAndLogIn(
   );
   return { ...a, accessToken: session.accessToken, refreshToken: session.refreshToken };
 }
+
+/** Proves `email` through the verification routes, reading the code from the mail catcher. */
+export async function proveEmail(ctx: HttpContext, email: string, accessToken: string): Promise<void> {
+  const CONFIRM = 'Confirm your email address';
+  const mails = () => ctx.mail.to(email).filter((m) => m.subject === CONFIRM);
+  const seen = mails().length;
+  await expectJson(
+    await ctx.request('/auth/verify-email/send', { method: 'POST', bearer: accessToken }),
+    202,
+  );
+  await ctx.mail.waitFor(email, () => mails().length > seen);
+  const code = /\b(\d{6})\b/.exec(mails()[seen]!.text)![1]!;
+  await expectJson(await ctx.request('/auth/verify-email', { bearer: accessToken, json: { code } }), 200);
+}

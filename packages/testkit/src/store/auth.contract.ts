@@ -434,6 +434,93 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.sessions.rotate(z, next(), clock.now(), { graceSeconds: 10 })).toBeNull();
       });
 
+      it('a cookie session keeps its kind and the salt of each rotation; a repeat of the just-rotated token within its window answers that salt, rotating nothing', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now(), { cookie: true });
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        expect(await stores.sessions.findById(s.id)).toEqual(s);
+        const next = (salt = hash()) => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY), salt });
+        const opts = {
+          graceSeconds: 30,
+          cookieGraceSeconds: 10,
+          budget: { rotations: 1, windowSeconds: 60 },
+        };
+        const t1 = next();
+        expect(await stores.sessions.rotate(t0, t1, clock.now(), opts)).toMatchObject({
+          id: s.id,
+          cookie: true,
+        });
+        clock.advance(4000);
+        // Over the budget as well: a repeat stores nothing, so no budget applies to it.
+        const again = next();
+        expect(await stores.sessions.rotate(t0, again, clock.now(), opts)).toEqual({
+          repeat: 'cookie',
+          session: expect.objectContaining({ id: s.id, cookie: true }),
+          salt: t1.salt,
+        });
+        // No fork: nothing was inserted for the repeat, and t1 is still the live token.
+        expect(await stores.sessions.findByToken(again.hash)).toBeNull();
+        expect(await stores.sessions.findByToken(t1.hash)).toMatchObject({ usedAt: null });
+        // Past the window (the body sessions' 30 s grace does not apply): reuse.
+        clock.advance(6001);
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), opts)).toBeNull();
+      });
+
+      it("a cookie session's repeat is reuse once the newest token was used, and always with a window of 0", async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now(), { cookie: true });
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY), salt: hash() });
+        const t1 = next();
+        expect(await stores.sessions.rotate(t0, t1, clock.now(), { cookieGraceSeconds: 10 })).not.toBeNull();
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), { cookieGraceSeconds: 0 })).toBeNull();
+        expect(await stores.sessions.rotate(t0, next(), clock.now())).toBeNull();
+        const t2 = next();
+        expect(
+          await stores.sessions.rotate(t1.hash, t2, clock.now(), { cookieGraceSeconds: 10 }),
+        ).not.toBeNull();
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), { cookieGraceSeconds: 10 })).toBeNull();
+        expect(
+          await stores.sessions.rotate(t1.hash, next(), clock.now(), { cookieGraceSeconds: 10 }),
+        ).toEqual(expect.objectContaining({ repeat: 'cookie', salt: t2.salt }));
+      });
+
+      it('concurrent rotations of one cookie token: one rotates, every other answers the same salt', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now(), { cookie: true });
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const nexts = Array.from({ length: 8 }, () => ({
+          hash: hash(),
+          idleExpiresAt: at(clock.now(), 7 * DAY),
+          salt: hash(),
+        }));
+        const results = await Promise.all(
+          nexts.map((n) => stores.sessions.rotate(t0, n, clock.now(), { cookieGraceSeconds: 10 })),
+        );
+        const rotated = results.filter((r) => r !== null && !('repeat' in r) && !('refused' in r));
+        expect(rotated).toHaveLength(1);
+        const winner = nexts[results.indexOf(rotated[0]!)]!;
+        for (const r of results)
+          if (r !== rotated[0]) expect(r).toMatchObject({ repeat: 'cookie', salt: winner.salt });
+      });
+
+      it('a session that is not a cookie session keeps no salt: its repeats fork as before', async () => {
+        const { stores, clock } = await setup();
+        const s = newSession(clock.now());
+        const t0 = hash();
+        await stores.sessions.create(s, { hash: t0, idleExpiresAt: s.idleExpiresAt }, { maxPerUser: 50 });
+        const next = () => ({ hash: hash(), idleExpiresAt: at(clock.now(), 7 * DAY), salt: hash() });
+        const opts = { graceSeconds: 10, cookieGraceSeconds: 10 };
+        expect(await stores.sessions.rotate(t0, next(), clock.now(), opts)).not.toHaveProperty('repeat');
+        const sibling = await stores.sessions.rotate(t0, next(), clock.now(), opts);
+        expect(sibling).toMatchObject({ id: s.id });
+        expect(sibling).not.toHaveProperty('repeat');
+        expect(await stores.sessions.findById(s.id)).not.toHaveProperty('cookie');
+      });
+
       it('rotate returns null once the session has ended', async () => {
         const { stores, clock } = await setup();
         const s = newSession(clock.now());

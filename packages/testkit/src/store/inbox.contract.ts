@@ -107,17 +107,25 @@ export function inboxStoreContract(setup: StoreSetup): void {
       const { stores, clock } = await setup();
       const { account: a, owner } = await account(stores, clock.now());
       clock.advance(1000);
-      const { account: b } = await account(stores, clock.now());
+      const { account: b, owner: bOwner } = await account(stores, clock.now());
       expect(await stores.inboxAccounts.roleOf(a.id, owner)).toBe('owner');
-      const added = await stores.inboxAccounts.setMember(b.id, owner, 'member', clock.now());
+      const added = await stores.inboxAccounts.setMember(b.id, owner, 'member', clock.now(), bOwner);
       expect(added).toMatchObject({
         created: true,
-        membership: { accountId: b.id, userId: owner, role: 'member' },
+        membership: { accountId: b.id, userId: owner, role: 'member', addedBy: bOwner },
       });
       expect(await stores.inboxAccounts.listForUser(owner)).toEqual([
-        { account: a, role: 'owner' },
-        { account: b, role: 'member' },
+        { account: a, role: 'owner', addedBy: null },
+        { account: b, role: 'member', addedBy: bOwner },
       ]);
+      expect(await stores.inboxAccounts.membershipOf(a.id, owner)).toMatchObject({
+        accountId: a.id,
+        userId: owner,
+        role: 'owner',
+        addedBy: null,
+      });
+      expect(await stores.inboxAccounts.membershipOf(b.id, owner)).toMatchObject({ addedBy: bOwner });
+      expect(await stores.inboxAccounts.membershipOf(b.id, id())).toBeNull();
       expect(await stores.inboxAccounts.roleOf(b.id, id())).toBeNull();
       expect((await stores.inboxAccounts.listMembers(b.id)).map((m) => m.role).sort()).toEqual([
         'member',
@@ -129,13 +137,51 @@ export function inboxStoreContract(setup: StoreSetup): void {
     it('setMember changes roles but never demotes the only owner', async () => {
       const { stores, clock } = await setup();
       const { account: a, owner } = await account(stores, clock.now());
-      expect(await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now())).toBe('last_owner');
+      expect(await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now(), owner)).toBe(
+        'last_owner',
+      );
       expect(await stores.inboxAccounts.roleOf(a.id, owner)).toBe('owner');
       const other = id();
-      await stores.inboxAccounts.setMember(a.id, other, 'owner', clock.now());
-      const changed = await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now());
-      expect(changed).toMatchObject({ created: false, membership: { role: 'member' } });
-      expect(await stores.inboxAccounts.setMember(a.id, other, 'member', clock.now())).toBe('last_owner');
+      await stores.inboxAccounts.setMember(a.id, other, 'owner', clock.now(), owner);
+      const changed = await stores.inboxAccounts.setMember(a.id, owner, 'member', clock.now(), other);
+      // A role change keeps who added the member: the creator stays the creator.
+      expect(changed).toMatchObject({ created: false, membership: { role: 'member', addedBy: null } });
+      expect(await stores.inboxAccounts.setMember(a.id, other, 'member', clock.now(), other)).toBe(
+        'last_owner',
+      );
+    });
+
+    it('dropGrantsOf empties the accounts a user created (making it their owner again) and drops what it added elsewhere', async () => {
+      const { stores, clock } = await setup();
+      const now = clock.now();
+      const { account: made, owner: user } = await account(stores, now);
+      const helper = id();
+      const helpersFriend = id();
+      await stores.inboxAccounts.setMember(made.id, helper, 'owner', now, user);
+      await stores.inboxAccounts.setMember(made.id, helpersFriend, 'member', now, helper);
+      await stores.inboxAccounts.setMember(made.id, user, 'member', now, helper); // demoted by the helper
+      // Someone else's account, where the user was added and added another.
+      const { account: theirs, owner: theirOwner } = await account(stores, now);
+      await stores.inboxAccounts.setMember(theirs.id, user, 'owner', now, theirOwner);
+      const guest = id();
+      await stores.inboxAccounts.setMember(theirs.id, guest, 'member', now, user);
+      const kept = id();
+      await stores.inboxAccounts.setMember(theirs.id, kept, 'member', now, theirOwner);
+      // An account the user has nothing to do with.
+      const { account: other, owner: otherOwner } = await account(stores, now);
+      await stores.inboxAccounts.setMember(other.id, helper, 'member', now, otherOwner);
+
+      expect(await stores.inboxAccounts.dropGrantsOf(user)).toBe(3);
+      expect(await stores.inboxAccounts.listMembers(made.id)).toEqual([
+        expect.objectContaining({ userId: user, role: 'owner', addedBy: null }),
+      ]);
+      expect((await stores.inboxAccounts.listMembers(theirs.id)).map((m) => m.userId).sort()).toEqual(
+        [theirOwner, user, kept].sort(),
+      );
+      expect((await stores.inboxAccounts.listMembers(other.id)).map((m) => m.userId).sort()).toEqual(
+        [otherOwner, helper].sort(),
+      );
+      expect(await stores.inboxAccounts.dropGrantsOf(user)).toBe(0);
     });
   });
 

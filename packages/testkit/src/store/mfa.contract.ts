@@ -117,6 +117,16 @@ export function mfaStoreContract(setup: StoreSetup): void {
         expect(await stores.pendingLogins.get(id(), clock.now())).toBeNull();
       });
 
+      it("keeps the login's refresh wish: none, a token, or the browser-session cookie", async () => {
+        const { stores, clock } = await setup();
+        for (const refresh of [false, true, 'cookie'] as const) {
+          const p = pendingLogin(clock.now(), { refresh });
+          await stores.pendingLogins.create(p);
+          expect((await stores.pendingLogins.get(p.jti, clock.now()))?.refresh).toBe(refresh);
+          expect((await stores.pendingLogins.consume(p.jti, clock.now()))?.refresh).toBe(refresh);
+        }
+      });
+
       it('get returns null once the pending login has expired under a moved clock', async () => {
         const { stores, clock } = await setup();
         const p = pendingLogin(clock.now());

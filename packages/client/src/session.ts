@@ -1,0 +1,182 @@
+import { PosternClientError } from './errors.js';
+import { bodyOf, type FetchFn, isInvalidToken, send } from './http.js';
+import type { Session, SessionAnswer, TokenStorage, User } from './types.js';
+
+const LOADING: Session = { status: 'loading', user: null };
+const SIGNED_OUT: Session = { status: 'signed-out', user: null };
+/** An access token is renewed this long before its end (at most a quarter of its lifetime),
+ *  for the time a request is in flight. */
+const EARLY_MS = 1000;
+
+export interface KeeperOptions {
+  fetch: FetchFn;
+  /** URL of an auth route: authUrl('/refresh'). */
+  authUrl: (path: string) => string;
+  /** Refresh token in an HttpOnly cookie (browsers) rather than held by the client. */
+  cookie: boolean;
+  storage?: TokenStorage;
+  /** Name of the cross-tab lock and broadcast channel (one per Postern origin). */
+  name: string;
+}
+
+export type Keeper = ReturnType<typeof createKeeper>;
+
+/** The session's state: the access token (memory only), the refresh token (cookie, memory or
+ *  the caller's storage), refreshes and the snapshot listeners see. */
+export function createKeeper(o: KeeperOptions) {
+  let held: string | null = null;
+  const storage: TokenStorage = o.storage ?? {
+    get: () => held,
+    set: (t) => {
+      held = t;
+    },
+    delete: () => {
+      held = null;
+    },
+  };
+  let session: Session = o.cookie || o.storage ? LOADING : SIGNED_OUT;
+  let access: { token: string; until: number } | null = null;
+  let inflight: Promise<string | null> | null = null;
+  const listeners = new Set<() => void>();
+  const credentials: RequestCredentials | undefined = o.cookie ? 'include' : undefined;
+  const channel = o.cookie && typeof BroadcastChannel === 'function' ? new BroadcastChannel(o.name) : null;
+  const locks = o.cookie && typeof navigator === 'object' ? navigator.locks : undefined;
+
+  const set = (next: Session) => {
+    session = next;
+    for (const l of listeners) l();
+  };
+  const signedOut = () => {
+    access = null;
+    if (session.status !== 'signed-out') set(SIGNED_OUT);
+  };
+  const post = (path: string, json: unknown) =>
+    send(o.fetch, o.authUrl(path), { json, credentials }).then(bodyOf<SessionAnswer | undefined>);
+  /** Across the tabs of an origin one cookie request at a time: a tab never presents a cookie
+   *  another tab is rotating. */
+  const locked = <T>(fn: () => Promise<T>): Promise<T> =>
+    locks ? (locks.request(o.name, fn) as Promise<T>) : fn();
+
+  async function accept(answer: SessionAnswer) {
+    const ms = answer.expiresIn * 1000;
+    access = { token: answer.accessToken, until: Date.now() + ms - Math.min(EARLY_MS, ms / 4) };
+    if (!o.cookie && answer.refreshToken) await storage.set(answer.refreshToken);
+  }
+
+  /** A new access token for the refresh token; null once the session is over. Single-flight
+   *  within the tab, serialised across tabs. */
+  function refresh(): Promise<string | null> {
+    inflight ??= locked(async () => {
+      const stored = o.cookie ? undefined : await storage.get();
+      if (!o.cookie && !stored) {
+        signedOut();
+        return null;
+      }
+      try {
+        await accept((await post('/refresh', o.cookie ? {} : { refreshToken: stored }))!);
+        return access!.token;
+      } catch (e) {
+        // Refused (ended, reused, expired, no cookie): the session is over. Throttled or
+        // unreachable: it may live, the caller sees the error.
+        if (!(e instanceof PosternClientError) || e.status < 400 || e.status >= 500 || e.status === 429)
+          throw e;
+        if (!o.cookie) await storage.delete();
+        signedOut();
+        return null;
+      }
+    }).finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  }
+
+  /** The access token to send now, renewed first when it has run out. */
+  async function currentToken(): Promise<string | null> {
+    if (inflight) return inflight;
+    if (access && Date.now() < access.until) return access.token;
+    if (session.status === 'signed-in') return refresh();
+    return access?.token ?? null;
+  }
+
+  /** A request with the Bearer token; on a 401 `invalid_token` one refresh (shared with every
+   *  call that hit the same token) and one retry. */
+  async function authed(attempt: (token: string | null) => Promise<Response>): Promise<Response> {
+    const token = await currentToken();
+    const res = await attempt(token);
+    if (!token || !(await isInvalidToken(res))) return res;
+    const next = inflight
+      ? await inflight
+      : access && access.token !== token
+        ? access.token
+        : await refresh();
+    return next ? attempt(next) : res;
+  }
+
+  async function loadUser(): Promise<User> {
+    const url = o.authUrl('/me');
+    const res = await authed((token) => send(o.fetch, url, { token, credentials }));
+    const { user } = await bodyOf<{ user: User }>(res);
+    if (session.status !== 'signed-in' || JSON.stringify(session.user) !== JSON.stringify(user))
+      set({ status: 'signed-in', user });
+    return user;
+  }
+
+  /** Another tab signed in (the cookie is new: take a token of our own) or out. */
+  if (channel)
+    channel.onmessage = (e: MessageEvent) => {
+      if (e.data?.type === 'signed-out') signedOut();
+      else if (e.data?.type === 'signed-in')
+        refresh()
+          .then((t) => (t ? loadUser() : null))
+          .catch(() => {});
+    };
+
+  return {
+    getSession: () => session,
+    subscribe(listener: () => void) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    set,
+    authed,
+    loadUser,
+    refresh,
+    credentials,
+    /** A reload keeps the session: a refresh with the cookie or the stored token. */
+    async restore() {
+      if (session.status !== 'loading') return;
+      try {
+        if (await refresh()) await loadUser();
+      } catch {
+        signedOut();
+      }
+    },
+    /** A completed login: the new session is this tab's and, through the cookie, every tab's. */
+    async signIn(answer: SessionAnswer): Promise<User> {
+      await accept(answer);
+      const user = await loadUser();
+      channel?.postMessage({ type: 'signed-in' });
+      return user;
+    },
+    async signOut() {
+      try {
+        const stored = o.cookie ? undefined : await storage.get();
+        if (o.cookie) await locked(() => post('/logout', {}));
+        else if (stored) await post('/logout', { refreshToken: stored });
+      } catch (e) {
+        // Already ended (401) is signed out too.
+        if (!(e instanceof PosternClientError) || e.status !== 401) throw e;
+      } finally {
+        if (!o.cookie) await storage.delete();
+        signedOut();
+        channel?.postMessage({ type: 'signed-out' });
+      }
+    },
+    close() {
+      channel?.close();
+      listeners.clear();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { operations } from './openapi.gen.js';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+/** The JSON answer of an operation of the server's OpenAPI document. */
+export type Answer<Op extends keyof operations, S extends number = 200> = Json<
+  operations[Op]['responses'][S & keyof operations[Op]['responses']]
+>;
+/** The JSON body of an operation of the server's OpenAPI document. */
+export type Body<Op extends keyof operations> = Json<NonNullable<operations[Op]['requestBody']>>;
+
+export type User = Answer<'getAuthMe'>['user'];
+export type SessionAnswer = Answer<'postAuthRefresh'>;
+export type MfaRequiredAnswer = Extract<Answer<'postAuthLogin'>, { mfaRequired: true }>;
+export type MfaMethod = MfaRequiredAnswer['methods'][number];
+export type SessionInfo = Answer<'getAuthSessions'>['sessions'][number];
+export type SignUpInput = Body<'postAuthSignup'>;
+export type SignUpAnswer = Answer<'postAuthSignup', 201>;
+export type ChangePasswordInput = Body<'postAuthPassword'>;
+export type TotpSeed = Answer<'postAuthMfaTotpSetup'>;
+export type RecoveryCodes = Answer<'postAuthMfaRecoveryCodes'>;
+export type Passkey = Answer<'getAuthMfaWebauthnCredentials'>['credentials'][number];
+export type PasskeyRegistered = Answer<'postAuthMfaWebauthnRegisterVerify'>;
+export type InboxAccount = Answer<'postInboxAccounts', 201>;
+export type InboxMember = Answer<'postInboxAccountsIdMembers', 201>['member'];
+export type ThreadPage = Answer<'getInboxAccountsIdThreads'>;
+export type ThreadDetail = Answer<'getInboxThreadsId'>;
+export type InboxMessage = ThreadDetail['messages'][number];
+export type ReplyInput = Body<'postInboxThreadsIdReply'>;
+
+/** What the client knows about the session; the same object until something changes. */
+export type Session =
+  | { status: 'loading'; user: null }
+  | { status: 'signed-out'; user: null }
+  | { status: 'mfa-required'; user: null; methods: MfaMethod[] }
+  | { status: 'signed-in'; user: User };
+
+export type LogInResult =
+  | { status: 'signed-in'; user: User }
+  | { status: 'mfa-required'; methods: MfaMethod[]; enrol?: MfaRequiredAnswer['enrol'] };
+
+/** Where a Node client keeps its refresh token between runs (a file, a keychain...). */
+export interface TokenStorage {
+  get(): string | null | undefined | Promise<string | null | undefined>;
+  set(token: string): void | Promise<void>;
+  delete(): void | Promise<void>;
+}
+
+export interface ClientOptions {
+  /** Origin (and path prefix, if any) where Postern's routes are mounted; in a browser the
+   *  page's origin by default. Relative URLs given to `client.fetch` resolve against it. */
+  baseUrl?: string;
+  /** Mount point of the auth routes (default `/auth`). */
+  authPath?: string;
+  /** Mount point of the inbox API (default `/inbox`). */
+  inboxPath?: string;
+  fetch?: typeof globalThis.fetch;
+  /** `cookie`: the refresh token is an HttpOnly cookie the page never sees (the default in a
+   *  browser). `token`: the client holds it, in memory or in `storage` (the default elsewhere). */
+  mode?: 'cookie' | 'token';
+  storage?: TokenStorage;
+}

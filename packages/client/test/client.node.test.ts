@@ -1,0 +1,215 @@
+// The client from Node against both adapters over real HTTP: the refresh token held by the
+// client (memory or the caller's storage), the server's clock moved to expire access tokens.
+
+import { randomBytes } from 'node:crypto';
+import { createHttpEnv, type HttpContext, type Mount } from '@postern/testkit';
+import * as OTPAuth from 'otpauth';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expressHost } from '../../express/test/host.js';
+import { fastifyHost } from '../../fastify/test/host.js';
+import { createClient, PosternClientError, type TokenStorage } from '../src/index.js';
+
+const SCENARIO_PASSWORD = 'Tangerine-Orbit-Velvet-4821';
+const hosts: Record<string, Mount> = { express: expressHost, fastify: fastifyHost };
+
+const totp = (secret: string, ctx: HttpContext) =>
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({
+    timestamp: ctx.clock.now().getTime(),
+  });
+
+describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
+  let ctx: HttpContext;
+  let refreshes = 0;
+  /** fetch that counts the refreshes the client makes. */
+  const counted: typeof fetch = (input, init) => {
+    if (String(input).endsWith('/auth/refresh')) refreshes++;
+    return fetch(input, init);
+  };
+  const newClient = (storage?: TokenStorage) => createClient({ baseUrl: ctx.url, fetch: counted, storage });
+  let email: string;
+
+  beforeEach(async () => {
+    ctx = await createHttpEnv(name, mount).setup();
+    refreshes = 0;
+    email = `client-${Math.random().toString(36).slice(2)}@example.test`;
+  });
+  afterEach(() => ctx.close());
+
+  async function signedIn() {
+    const client = newClient();
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    expect(await client.logIn({ email, password: SCENARIO_PASSWORD })).toMatchObject({
+      status: 'signed-in',
+      user: { email },
+    });
+    return client;
+  }
+
+  it('signs up, logs in, tells subscribers and calls the host API with the token', async () => {
+    const client = newClient();
+    expect(client.getSession()).toEqual({ status: 'signed-out', user: null });
+    const seen: string[] = [];
+    client.subscribe(() => seen.push(client.getSession().status));
+    const { user } = await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    const result = await client.logIn({ email, password: SCENARIO_PASSWORD });
+    expect(result).toEqual({ status: 'signed-in', user: expect.objectContaining({ id: user.id, email }) });
+    expect(seen).toEqual(['signed-in']);
+    const snapshot = client.getSession();
+    expect(client.getSession()).toBe(snapshot); // stable for useSyncExternalStore
+    expect((await client.me()).id).toBe(user.id);
+    expect(client.getSession()).toBe(snapshot); // unchanged user, same object
+    const host = await client.fetch('/host/me');
+    expect(await host.json()).toEqual({ userId: user.id });
+  });
+
+  it('refreshes once for ten parallel calls with a refused token, and retries each', async () => {
+    const client = await signedIn();
+    ctx.clock.advance(16 * 60_000); // the server's clock: the access token has expired there
+    const answers = await Promise.all(Array.from({ length: 10 }, () => client.fetch('/host/me')));
+    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(refreshes).toBe(1);
+    expect(client.getSession().status).toBe('signed-in');
+    // Postern's own routes go through the same path.
+    ctx.clock.advance(16 * 60_000);
+    expect((await client.account.sessions()).length).toBe(1);
+    expect(refreshes).toBe(2);
+  });
+
+  it('hands back a 401 that is not about the token without refreshing', async () => {
+    const client = newClient();
+    const res = await client.fetch('/host/me');
+    expect(res.status).toBe(401);
+    expect(refreshes).toBe(0);
+  });
+
+  it('signs out when the refresh is refused, and logOut ends the session on the server', async () => {
+    const stored: { token: string | null } = { token: null };
+    const storage: TokenStorage = {
+      get: () => stored.token,
+      set: (t) => {
+        stored.token = t;
+      },
+      delete: () => {
+        stored.token = null;
+      },
+    };
+    const client = newClient(storage);
+    await client.ready();
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    await client.logIn({ email, password: SCENARIO_PASSWORD });
+    expect(stored.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    // Another process with the same storage restores the session silently.
+    const again = newClient(storage);
+    expect(again.getSession().status).toBe('loading');
+    expect(await again.ready()).toMatchObject({ status: 'signed-in', user: { email } });
+
+    const held = stored.token;
+    await again.logOut();
+    expect(stored.token).toBeNull();
+    expect(again.getSession().status).toBe('signed-out');
+    const refused = await fetch(`${ctx.url}/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: held }),
+    });
+    expect(refused.status).toBe(401);
+    // The first client's access token dies with the session: its next call cannot refresh.
+    const res = await client.fetch('/host/me');
+    expect(res.status).toBe(401);
+    expect(client.getSession().status).toBe('signed-out');
+  });
+
+  it('completes an MFA login with TOTP and with a recovery code', async () => {
+    const client = await signedIn();
+    const seed = await client.mfa.totpSetup();
+    const { recoveryCodes } = await client.mfa.totpConfirm({ code: totp(seed.secret, ctx) });
+    expect(recoveryCodes).toHaveLength(10);
+    expect(client.getSession()).toMatchObject({ user: { mfa: { enabled: true, methods: ['totp'] } } });
+    await client.logOut();
+
+    expect(await client.logIn({ email, password: SCENARIO_PASSWORD })).toMatchObject({
+      status: 'mfa-required',
+      methods: expect.arrayContaining(['totp', 'recovery']),
+    });
+    expect(client.getSession().status).toBe('mfa-required');
+    const wrong = await client.verify({ method: 'totp', code: '000000' }).catch((e) => e);
+    expect(wrong).toBeInstanceOf(PosternClientError);
+    expect(wrong).toMatchObject({ status: 401, code: 'invalid_code' });
+    ctx.clock.advance(30_000); // a TOTP code is accepted once: the next step's
+    expect(await client.verify({ method: 'totp', code: totp(seed.secret, ctx) })).toMatchObject({
+      status: 'signed-in',
+    });
+    await client.logOut();
+
+    await client.logIn({ email, password: SCENARIO_PASSWORD });
+    expect(await client.verify({ method: 'recovery', code: recoveryCodes![0]! })).toMatchObject({
+      status: 'signed-in',
+    });
+    expect((await client.fetch('/host/me')).status).toBe(200);
+  });
+
+  it('completes a login that must enrol a first factor, with its recovery codes', async () => {
+    await ctx.close();
+    ctx = await createHttpEnv(name, mount).setup({ mfa: { required: true, encryptionKey: randomBytes(32) } });
+    const client = newClient();
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    expect(await client.logIn({ email, password: SCENARIO_PASSWORD })).toMatchObject({
+      status: 'mfa-required',
+      methods: [],
+      enrol: expect.arrayContaining(['totp']),
+    });
+    const seed = await client.enrol.totpSetup();
+    const done = await client.enrol.totpConfirm({ code: totp(seed.secret, ctx) });
+    expect(done).toMatchObject({ status: 'signed-in', user: { email, mfa: { enabled: true } } });
+    expect(done.recoveryCodes).toHaveLength(10);
+    expect(client.getSession().status).toBe('signed-in');
+    expect((await client.fetch('/host/me')).status).toBe(200);
+  });
+
+  it('throws one error class with status, code, retryAfter and field errors', async () => {
+    const client = newClient();
+    const invalid = await client
+      .signUp({ name: 'x', email: 'not-an-email', password: 'short' })
+      .catch((e) => e);
+    expect(invalid).toBeInstanceOf(PosternClientError);
+    expect(invalid.status).toBe(400);
+    expect(invalid.code).toBe('validation_failed');
+    expect(invalid.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['email']));
+    const wrong = await client.logIn({ email, password: SCENARIO_PASSWORD }).catch((e) => e);
+    expect(wrong).toMatchObject({ status: 401, code: 'invalid_credentials', retryAfter: undefined });
+    let throttled: PosternClientError | undefined;
+    for (let i = 0; i < 12 && !throttled; i++) {
+      const e = await client.logIn({ email, password: 'Wrong-Password-1234' }).catch((x) => x);
+      if (e.code === 'rate_limited') throttled = e;
+    }
+    expect(throttled).toMatchObject({ status: 429 });
+    expect(throttled!.retryAfter).toBeGreaterThan(0);
+    const pending = await client.verify({ method: 'totp', code: '123456' }).catch((e) => e);
+    expect(pending).toMatchObject({ code: 'no_pending_login' });
+    const down = await createClient({ baseUrl: 'http://127.0.0.1:9' })
+      .me()
+      .catch((e) => e);
+    expect(down).toMatchObject({ status: 0, code: 'network_error' });
+  });
+
+  it('reads and answers the inbox', async () => {
+    const client = await signedIn();
+    const account = await client.inbox.createAccount({ address: `support-${email}`, name: 'Support' });
+    expect(await client.inbox.accounts()).toEqual([account]);
+    const sent = await ctx.ph.inbox.recordOutbound({
+      accountId: account.id,
+      providerMessageId: 'prov-1',
+      to: 'customer@example.test',
+      subject: 'Hello',
+      text: 'First words',
+    });
+    const page = await client.inbox.threads(account.id, { limit: 10 });
+    expect(page.threads.map((t) => t.id)).toEqual([sent.threadId]);
+    const { messages } = await client.inbox.thread(sent.threadId);
+    expect(messages.map((m) => m.text)).toEqual(['First words']);
+    const missing = await client.inbox.attachment('nope').catch((e) => e);
+    expect(missing).toMatchObject({ status: 404 });
+    expect(client.inbox.attachmentUrl('a b')).toBe(`${ctx.url}/inbox/attachments/a%20b`);
+  });
+});
