@@ -22,11 +22,13 @@ const argon2 = fromPackage('core', '@node-rs/argon2');
 const Fastify = fromPackage('fastify', 'fastify');
 
 const jwk = JSON.parse(process.env.BENCH_JWK ?? 'null');
+/** EdDSA unless BENCH_JWK names another algorithm (bench/example-apps.mjs measures ES256 too). */
+const alg = jwk?.alg ?? 'EdDSA';
 const tokenCount = Number(process.env.BENCH_TOKENS ?? 50);
 
 /** Claims and header of Postern's access tokens (core/src/tokens), so both sides verify the same. */
 const verifyOptions = {
-  algorithms: ['EdDSA'],
+  algorithms: [alg],
   issuer: ISSUER,
   audience: AUDIENCE,
   typ: 'at+jwt',
@@ -36,7 +38,7 @@ const verifyOptions = {
 
 async function signAccess(privateKey, sub, sid) {
   return new jose.SignJWT({ aud: AUDIENCE, sub, sid, jti: randomUUID(), auth_time: 0, amr: ['pwd'] })
-    .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: jwk.kid })
+    .setProtectedHeader({ alg, typ: 'at+jwt', kid: jwk.kid })
     .setIssuer(ISSUER)
     .setIssuedAt()
     .setExpirationTime('15m')
@@ -46,8 +48,9 @@ async function signAccess(privateKey, sub, sid) {
 /** Baselines: bare routes doing only the named work, no routing table, no stores. The work is
  *  framework-neutral (`[status, body]` out) and mounted on bare Fastify and on bare Express. */
 async function bareWork() {
-  const privateKey = await jose.importJWK(jwk, 'EdDSA');
-  const publicKey = await jose.importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, 'EdDSA');
+  const privateKey = await jose.importJWK(jwk, alg);
+  const { d: _private, ...publicJwk } = jwk;
+  const publicKey = await jose.importJWK(publicJwk, alg);
   const hash = await argon2.hash(USER.password, {
     algorithm: 2,
     memoryCost: 19456,

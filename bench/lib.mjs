@@ -49,13 +49,13 @@ export function startServer(script, target, env = {}, cpu = null) {
       const m = /READY (\d+)(?: (\S+))?\n/.exec(out);
       if (!m) return;
       const fixtures = m[2] ? JSON.parse(Buffer.from(m[2], 'base64url').toString('utf8')) : {};
-      resolve({ port: Number(m[1]), fixtures, stop: () => stopServer(child) });
+      resolve({ port: Number(m[1]), fixtures, pid: child.pid, stop: () => stopServer(child) });
     });
     child.on('exit', (code) => reject(new Error(`${target}: server exited with ${code}`)));
   });
 }
 
-function stopServer(child) {
+export function stopServer(child) {
   return new Promise((resolve) => {
     child.removeAllListeners('exit');
     child.once('exit', resolve);
@@ -68,6 +68,19 @@ export function ready(port, fixtures) {
   const tail =
     fixtures === undefined ? '' : ` ${Buffer.from(JSON.stringify(fixtures)).toString('base64url')}`;
   process.stdout.write(`READY ${port}${tail}\n`);
+}
+
+/** CPU time (user + system, in µs) the server process has used so far; null off Linux. On a
+ *  busy machine CPU per request is steadier than req/s, which also counts time spent waiting
+ *  for a core. */
+export function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
 }
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

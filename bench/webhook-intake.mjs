@@ -14,10 +14,9 @@
 // than the next (memory layout, hash seeds), which fresh processes per round average out.
 // Every request carries a distinct `webhook-id`, so each one is a real insert (no dedupe
 // short-cut). Results go to docs/performance.md under "Webhook intake" unless --no-write.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { machine, median, medianRun, pinServers, startServer, writeSection } from './lib.mjs';
+import { cpuMicros, machine, median, medianRun, pinServers, startServer, writeSection } from './lib.mjs';
 import { intakeRequests, signedHeaders, WEBHOOK_BODY } from './signed-webhooks.mjs';
 import { SECRET, TARGETS } from './webhook-server.mjs';
 
@@ -46,19 +45,6 @@ const connections = Number(args.connections);
 
 const SERVER = new URL('webhook-server.mjs', import.meta.url);
 const BASELINE = TARGETS[0];
-/** CPU time (user + system, in µs) the server process has used so far; null off Linux. On a
- *  busy machine CPU per request is steadier than req/s, which also counts time spent waiting
- *  for a core. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return null;
-  }
-}
-
 async function load(port, seconds) {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
