@@ -21,14 +21,14 @@ export interface SessionAnswer {
   refreshToken?: string;
 }
 
-/** Issues a session (access token + optional refresh token family). Owned by the auth area,
- *  used by the MFA area to complete a pending login. */
 /** A new session: the answer for the client, and its id for the caller's log line. */
 export interface IssuedSession {
   sid: string;
   answer: SessionAnswer;
 }
 
+/** Issues a session (access token + optional refresh token family). Built from the auth
+ *  area's services, used by the MFA area to complete a pending login. */
 export interface SessionIssuer {
   /** A session for `user` as read when its credentials were checked. `null`: its password
    *  changed, or it was disabled or deleted, since then (the session was ended at once). */
@@ -48,7 +48,7 @@ export interface SessionIssuer {
   endAll(userId: string, opts?: { exceptSid?: string; reason: string }): Promise<void>;
 }
 
-/** Password hashing (Argon2id, capped concurrency) and the strength policy. Owned by the auth area. */
+/** Password hashing (Argon2id, capped concurrency) and the strength policy. Built from the auth area's options. */
 export interface PasswordService {
   hash(password: string): Promise<string>;
   /** Verifies `password` against the user's hash (a dummy hash when `user` is null, same cost). */
@@ -58,7 +58,7 @@ export interface PasswordService {
   assertStrong(password: string, context: string[], field?: string): void;
 }
 
-/** Throttling on the limiter port. Owned by the auth area, used by every flow. */
+/** Throttling on the limiter port, with the auth area's limits; used by every flow. */
 export interface Throttle {
   /** Counts one attempt in each bucket before the work it guards (a password or code check),
    *  atomically, so parallel requests cannot all pass before any is counted. Throws 429
@@ -83,7 +83,7 @@ export interface MfaRequiredAnswer {
   enrol?: MfaMethod[];
 }
 
-/** The MFA area's entry point for login. */
+/** The MFA area's entry point for login: what `createMfaArea` returns for the auth area. */
 export interface MfaGate {
   /** Enabled (confirmed) methods of the user; empty = MFA off. */
   methods(userId: string): Promise<MfaMethod[]>;
@@ -102,8 +102,8 @@ export interface MfaGate {
   required?: boolean;
 }
 
-/** Everything the areas share. Built once by `createPostern`. */
-export interface PosternContext {
+/** What `createPostern` makes from the options alone, before any service. */
+export interface PosternBase {
   options: PosternOptions;
   stores: Stores;
   keyring: Keyring;
@@ -111,18 +111,12 @@ export interface PosternContext {
   logger: Logger;
   mailer: Mailer;
   settings: Settings;
-  /** Set by the auth area. */
+}
+
+/** Everything the areas share: the base and the services built on it, all made by
+ *  `createPostern` before any area, so an area never sees a field that is not there yet. */
+export interface PosternContext extends PosternBase {
   sessions: SessionIssuer;
-  /** Set by the auth area. */
   passwords: PasswordService;
-  /** Set by the auth area. */
   throttle: Throttle;
-  /** Set by the MFA area. */
-  mfa: MfaGate;
-  /** Set by the inbox area: the provider API client, `null` when no token is configured. */
-  provider: import('./ports/mail-provider.js').MailProvider | null;
-  /** Set by the inbox area: attachment bytes. */
-  files: import('./ports/file-store.js').FileStore;
-  /** Set by the inbox area: owner/member notifications. */
-  notifier: import('./ports/notifier.js').Notifier;
 }

@@ -1,5 +1,6 @@
 import { createAuthArea } from './auth/index.js';
-import type { PosternContext } from './context.js';
+import { createAuthServices } from './auth/services.js';
+import type { PosternBase } from './context.js';
 import { ConfigError } from './errors.js';
 import { createAuthorizer, createHandler } from './http/handle.js';
 import { openApiRoute } from './http/openapi.js';
@@ -9,11 +10,13 @@ import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
 import { assertOptionGroups, type PosternOptions, resolveHttpOptions, unknownOptions } from './options.js';
+import { createOutbox } from './outbox/index.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
 import { clientIp, proxyTest } from './util/client-ip.js';
+import { createWebhookRoutes } from './webhook/index.js';
 
 function joinPath(base: string, path: string): string {
   const b = base.endsWith('/') ? base.slice(0, -1) : base;
@@ -32,7 +35,9 @@ export function createPostern(options: PosternOptions) {
   const logger = options.logger ?? warningsLogger;
   const clock = options.clock ?? systemClock;
   const stores = options.stores ?? memoryStores({ clock, logger });
-  const ctx = {
+  // Built in order, each from what is made before it: the base, the shared services on it,
+  // then each area from a typed dependency object, taking back what it returns.
+  const baseCtx: PosternBase = {
     options,
     stores,
     clock,
@@ -44,15 +49,27 @@ export function createPostern(options: PosternOptions) {
       },
     },
     settings: toSettings(options.settings),
-  } as PosternContext;
+  };
+  const services = createAuthServices(baseCtx);
+  const { ctx } = services;
 
-  const auth = createAuthArea(ctx);
-  const mfa = createMfaArea(ctx);
-  const inbox = createInboxArea(ctx);
+  const mfa = createMfaArea({ ctx });
+  const auth = createAuthArea({ ...services, mfa: mfa.gate });
+  const inbox = createInboxArea({ ctx });
+
+  const outbox = createOutbox(ctx, { retention: inbox.retention });
+  for (const [event, consumer] of inbox.subscriptions) outbox.subscribe(event, consumer);
+  const webhookRoutes = createWebhookRoutes(ctx, outbox);
 
   const router = new Router();
   const routes: Array<RouteDef & { fullPath: string }> = [];
-  for (const route of [...auth.routes, ...mfa.routes, ...inbox.routes, openApiRoute(() => routes)]) {
+  for (const route of [
+    ...auth.routes,
+    ...mfa.routes,
+    ...webhookRoutes,
+    ...inbox.routes,
+    openApiRoute(() => routes),
+  ]) {
     const fullPath = joinPath(base[route.area], route.path);
     router.add(route, fullPath);
     routes.push({ ...route, fullPath });
@@ -78,7 +95,7 @@ export function createPostern(options: PosternOptions) {
     /** Every auth and MFA flow as a plain async function. */
     auth: { ...auth.api, ...mfa.api },
     inbox: inbox.api,
-    outbox: inbox.outbox,
+    outbox,
     /** Framework-neutral route table (adapters mount `handle`, not these). */
     routes,
     /** Mount points this instance answers under (404 problems there; anything else is the host's). */
@@ -91,8 +108,8 @@ export function createPostern(options: PosternOptions) {
     authorize: createAuthorizer(http),
     jwks: () => ctx.keyring.jwks(),
     async close() {
-      await inbox.outbox.stop?.();
-      await auth.close();
+      await outbox.stop?.();
+      await services.close();
       await stores.close?.();
     },
   };

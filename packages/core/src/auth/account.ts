@@ -16,7 +16,7 @@ export async function userOf(d: { ctx: PosternContext }, principal: Principal): 
 export async function me(d: AuthDeps, principal: Principal) {
   const user = await userOf(d, principal);
   // The MFA area answers through its gate: the auth area does not import it.
-  const methods = await d.ctx.mfa.methods(user.id);
+  const methods = await d.mfa.methods(user.id);
   const mfa = { enabled: methods.length > 0, methods };
   return {
     user: {
@@ -46,7 +46,7 @@ export function createAdmin(d: AuthDeps) {
     async disableUser(userId: string): Promise<void> {
       if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');
       await ctx.sessions.endAll(userId, { reason: 'user_disabled' });
-      await ctx.mfa.voidPending(userId);
+      await d.mfa.voidPending(userId);
       log('user_disabled', userId);
     },
     async enableUser(userId: string): Promise<void> {
@@ -59,7 +59,7 @@ export function createAdmin(d: AuthDeps) {
     async deleteUser(userId: string): Promise<void> {
       if (!(await ctx.stores.users.setDisabled(userId, true))) throw new PosternError('not_found');
       await ctx.sessions.endAll(userId, { reason: 'user_deleted' });
-      await ctx.mfa.voidPending(userId);
+      await d.mfa.voidPending(userId);
       await ctx.stores.users.delete(userId);
       log('user_deleted', userId);
     },

@@ -1,4 +1,4 @@
-import type { PosternContext } from '../context.js';
+import type { MfaGate, PosternContext } from '../context.js';
 import type { Background } from './background.js';
 import type { EndedSessions } from './ended-sessions.js';
 import type { AuthConfig } from './options.js';
@@ -11,4 +11,6 @@ export interface AuthDeps {
   passwords: AuthPasswordService;
   ended: EndedSessions;
   background: Background;
+  /** The MFA area's entry point for login, returned by `createMfaArea`. */
+  mfa: MfaGate;
 }

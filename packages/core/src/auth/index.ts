@@ -1,41 +1,24 @@
-import type { PosternContext } from '../context.js';
 import { createAuthApi, createAuthFlows } from './api.js';
-import { createBackground } from './background.js';
 import { createBearerCheck } from './bearer-check.js';
 import type { AuthDeps } from './deps.js';
-import { createEndedSessions } from './ended-sessions.js';
-import { resolveAuthConfig } from './options.js';
-import { createPasswordService } from './passwords.js';
 import { authRoutes } from './routes.js';
-import { createSessionService } from './sessions.js';
-import { createThrottle } from './throttle.js';
+import type { SessionService } from './sessions.js';
 
-/** Clock tolerance of token checks (keyring), kept in the ended-sessions retention too. */
-const CLOCK_TOLERANCE_SECONDS = 30;
+/** What the auth area is built from: the shared services (`createAuthServices`) and the MFA
+ *  area's gate. */
+export type AuthAreaDeps = AuthDeps & { sessions: SessionService };
 
-/** The auth area: its library API, its routes, and Bearer verification for every area.
- *  Sets `ctx.sessions`, `ctx.passwords` and `ctx.throttle` for the other areas. */
-export function createAuthArea(ctx: PosternContext) {
-  const config = resolveAuthConfig(ctx.options);
-  const passwords = createPasswordService(config);
-  const ended = createEndedSessions({
-    store: ctx.stores.sessions,
-    clock: ctx.clock,
-    logger: ctx.logger,
-    retainSeconds: config.accessTokenTtlSeconds + CLOCK_TOLERANCE_SECONDS + 5,
-  });
-  const d: AuthDeps = { ctx, config, passwords, ended, background: createBackground(ctx.logger) };
-
-  ctx.passwords = passwords;
-  ctx.throttle = createThrottle({
-    port: ctx.stores.limiter,
-    clock: ctx.clock,
-    logger: ctx.logger,
-    limits: config.throttle,
-  });
-  const sessions = createSessionService(d);
-  ctx.sessions = sessions.issuer;
-
+/** The auth area: its library API, its routes, and Bearer verification for every area. */
+export function createAuthArea(deps: AuthAreaDeps) {
+  const { ctx, config, ended, sessions } = deps;
+  const d: AuthDeps = {
+    ctx,
+    config,
+    passwords: deps.passwords,
+    ended,
+    background: deps.background,
+    mfa: deps.mfa,
+  };
   const bearer = createBearerCheck(ctx, config.audience, ended);
 
   const flows = createAuthFlows(d, sessions, bearer);
@@ -54,10 +37,5 @@ export function createAuthArea(ctx: PosternContext) {
     authenticateHeader: bearer.header,
     /** Browser sessions (the refresh cookie), resolved; null when off. */
     cookieSessions: config.cookieSessions,
-    /** Stops the ended-sessions poller and waits for queued mails and rehashes. */
-    async close(): Promise<void> {
-      ended.stop();
-      await d.background.drain();
-    },
   };
 }

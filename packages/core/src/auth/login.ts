@@ -65,10 +65,10 @@ export async function login(
   }
 
   const refresh = input.refreshToken === 'cookie' ? 'cookie' : input.refreshToken === true;
-  const methods = await ctx.mfa.methods(user.id);
-  const mfa = methods.length > 0 || ctx.mfa.required;
+  const methods = await d.mfa.methods(user.id);
+  const mfa = methods.length > 0 || d.mfa.required;
   const started = mfa
-    ? await ctx.mfa.begin(user, { refresh, methods, meta })
+    ? await d.mfa.begin(user, { refresh, methods, meta })
     : await sessions.issuer.issue(user, { refresh, amr: ['pwd'], ip, userAgent: meta.userAgent });
   if (!started) {
     // The password was reset or changed (or the user disabled) while it was being checked.

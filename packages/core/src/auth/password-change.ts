@@ -63,7 +63,7 @@ export async function changePassword(
           exceptSid: principal.sid,
         })
       : [];
-    await ctx.mfa.voidPending(user.id, tx);
+    await d.mfa.voidPending(user.id, tx);
     return ended;
   });
   d.ended.add(sids);

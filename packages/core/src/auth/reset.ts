@@ -109,7 +109,7 @@ export async function forgotReset(
     const cleared = user.emailVerified ? null : await clearUnprovenSetup(tx, user.id);
     await tx.users.markEmailVerified(user.id);
     const ended = await tx.sessions.revokeAllForUser(user.id, at, { reason: 'password_reset' });
-    await ctx.mfa.voidPending(user.id, tx);
+    await d.mfa.voidPending(user.id, tx);
     return { ended, cleared };
   });
   d.ended.add(sids);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionAnswer, SessionIssuer } from '../context.js';
+import type { PosternBase, SessionAnswer, SessionIssuer } from '../context.js';
 import { PosternError } from '../errors.js';
 import { markCookieSession } from '../http/refresh-cookie.js';
 import type { Principal } from '../http/types.js';
@@ -7,8 +7,9 @@ import type { Session } from '../ports/session-store.js';
 import { signAccessToken } from '../tokens/access-token.js';
 import { randomToken, sha256, successorToken } from '../tokens/opaque.js';
 import { credentialsUnchanged } from './credentials-unchanged.js';
-import type { AuthDeps } from './deps.js';
+import type { EndedSessions } from './ended-sessions.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
+import type { AuthConfig } from './options.js';
 import { tooMany } from './throttle.js';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -19,7 +20,7 @@ function isLive(s: Session, now: Date): boolean {
 }
 
 /** Sessions as refresh-token families: issue, rotate (with reuse detection), end. */
-export function createSessionService(d: AuthDeps) {
+export function createSessionService(d: { ctx: PosternBase; config: AuthConfig; ended: EndedSessions }) {
   const { ctx, config, ended } = d;
   const store = () => ctx.stores.sessions;
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
 import type { InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
@@ -8,6 +7,7 @@ import { ipOf } from '../util/security-log.js';
 import { type AccessMeta, activeRole, membershipCounts, requireAccount, requireThread } from './access.js';
 import { stripTag } from './addresses.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import type { InboxContext } from './deps.js';
 import type { ResolvedInboxOptions } from './options.js';
 import { type RecordOutboundInput, sendReply, storeOutbound } from './outbound.js';
 import { addMemberBody, createAccountBody, recordOutboundInput, replyBody } from './schemas.js';
@@ -33,7 +33,7 @@ const memberView = (m: InboxMembership, user: User): MemberView => ({
 /** A sub-address (`sales+orders@x`) belongs to its base's mailbox: when an account owns the base
  *  (`sales@x`), only an owner of that account may claim the sub-address (else 403 `forbidden`);
  *  another user would receive mail meant for the base's owners. */
-async function claimableSubAddress(ctx: PosternContext, userId: string, address: string): Promise<void> {
+async function claimableSubAddress(ctx: InboxContext, userId: string, address: string): Promise<void> {
   const base = stripTag(address);
   if (base === address) return;
   const owner = await ctx.stores.inboxAccounts.findByAddress(base);
@@ -50,13 +50,13 @@ export interface AttachmentDownload {
   bytes: Uint8Array;
 }
 
-async function withAttachments(ctx: PosternContext, m: Parameters<typeof messageView>[0]) {
+async function withAttachments(ctx: InboxContext, m: Parameters<typeof messageView>[0]) {
   return messageView(m, await ctx.stores.inboxAttachments.listByMessages([m.id]));
 }
 
 /** `ph.inbox`: the inbox API as functions. Every call that names a user checks membership
  *  exactly like the HTTP routes (404 unknown id, 403 not a member / not an owner). */
-export function createInboxApi(ctx: PosternContext, opts: ResolvedInboxOptions) {
+export function createInboxApi(ctx: InboxContext, opts: ResolvedInboxOptions) {
   return {
     /** Creates an account for `address`; the caller becomes its owner. */
     async createAccount(userId: string, input: { address: string; name: string }): Promise<AccountView> {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { PosternContext } from '../context.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import { errorMessage } from '../util/error-message.js';
+import type { InboxContext } from './deps.js';
 import type { AttachmentSource } from './inbound-mail.js';
 import { ProviderError } from './provider-client.js';
 
@@ -32,7 +32,7 @@ function downloadOrder(count: number, attempt: number, maxAttempts: number): num
  *  that retry too, so each delivery makes progress within its lease; a stop also cuts short the
  *  download in progress. */
 export async function storeAttachments(
-  ctx: PosternContext,
+  ctx: InboxContext,
   limits: { maxBytes: number; deadline: number; signal?: AbortSignal; attempt: number; maxAttempts: number },
   message: InboxMessage,
   sources: AttachmentSource[],

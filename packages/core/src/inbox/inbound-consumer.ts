@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { PosternContext } from '../context.js';
 import { resolveOutboxOptions } from '../outbox/index.js';
 import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
@@ -8,6 +7,7 @@ import { createKeyedSerial } from '../util/keyed-serial.js';
 import { activeRole } from './access.js';
 import { type ParsedAddress, stripTag } from './addresses.js';
 import { storeAttachments } from './attachments.js';
+import type { InboxContext } from './deps.js';
 import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.js';
 import { threadKeys } from './message-ids.js';
 import { notifyMembers } from './notify.js';
@@ -25,7 +25,7 @@ const MAX_ATTACHMENTS = 500;
  *  owns the account of `sales@` (when there is one); otherwise its mail goes to `sales@`'s
  *  account, so nobody receives mail meant for another user's address by claiming a tag of it. */
 export async function matchAccount(
-  ctx: PosternContext,
+  ctx: InboxContext,
   recipients: ParsedAddress[],
 ): Promise<InboxAccount | null> {
   const seen = new Set<string>();
@@ -46,7 +46,7 @@ export async function matchAccount(
 }
 
 /** True when the user who created `account` is an owner of `base` (a membership that counts). */
-async function createdByOwnerOf(ctx: PosternContext, account: InboxAccount, base: InboxAccount) {
+async function createdByOwnerOf(ctx: InboxContext, account: InboxAccount, base: InboxAccount) {
   const creator = (await ctx.stores.inboxAccounts.listMembers(account.id)).find((m) => m.addedBy === null);
   return creator !== undefined && (await activeRole(ctx, base.id, creator.userId)) === 'owner';
 }
@@ -70,7 +70,7 @@ class AlreadyStored {
  *  order they came in although deliveries run side by side, take their time at the provider,
  *  or are retried an hour later. */
 async function storeInbound(
-  ctx: PosternContext,
+  ctx: InboxContext,
   opts: ResolvedInboxOptions,
   serial: ReturnType<typeof createKeyedSerial>,
   account: InboxAccount,
@@ -168,7 +168,7 @@ function downloadDeadline(budgetMs: number, leaseEndsAt: number | undefined): nu
  *  network) has the event retried after that, for the missing attachments only. A retried
  *  event resumes where the last attempt stopped and repeats nothing. Outcomes: `stored`,
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
-export function createInboundConsumer(ctx: PosternContext, opts: ResolvedInboxOptions): Consumer {
+export function createInboundConsumer(ctx: InboxContext, opts: ResolvedInboxOptions): Consumer {
   const serial = createKeyedSerial();
   const outboxAttempts = resolveOutboxOptions(ctx.options.outbox).maxAttempts;
   /** A mail that will never be stored: said once in the log, so an operator can tell why an

@@ -1,22 +1,32 @@
 import type { PosternContext } from '../context.js';
 import type { RouteDef } from '../http/types.js';
 import { memoryFiles } from '../memory/files.js';
-import { createOutbox, purgeInBatches } from '../outbox/index.js';
-import { EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
-import { createWebhookRoutes } from '../webhook/index.js';
+import { purgeInBatches } from '../outbox/index.js';
+import { type Consumer, EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
 import { createInboxApi } from './api.js';
 import { createDeliveryConsumer } from './delivery-consumer.js';
+import type { InboxContext } from './deps.js';
 import { createInboundConsumer } from './inbound-consumer.js';
 import { mailNotifier } from './notify.js';
 import { resolveInboxOptions, resolveProvider } from './options.js';
 import { createInboxRoutes } from './routes.js';
 
-/** The inbox area: webhook intake, the outbox, its consumers and the inbox API. */
-export function createInboxArea(ctx: PosternContext) {
-  const opts = resolveInboxOptions(ctx.options.inbox);
-  ctx.provider = resolveProvider(ctx.options.provider, { ...opts, logger: ctx.logger });
-  ctx.files = ctx.options.files ?? memoryFiles();
-  ctx.notifier = ctx.options.notifier ?? mailNotifier(ctx.mailer);
+/** What the inbox area is built from: the shared context. */
+export interface InboxAreaDeps {
+  ctx: PosternContext;
+}
+
+/** The inbox area: its consumers of webhook events, the inbox API and routes. It returns
+ *  what the outbox is to run for it (consumers by event name, a retention task); the outbox
+ *  and the webhook intake are built by `createPostern`. */
+export function createInboxArea({ ctx: shared }: InboxAreaDeps) {
+  const opts = resolveInboxOptions(shared.options.inbox);
+  const ctx: InboxContext = {
+    ...shared,
+    provider: resolveProvider(shared.options.provider, { ...opts, logger: shared.logger }),
+    files: shared.options.files ?? memoryFiles(),
+    notifier: shared.options.notifier ?? mailNotifier(shared.mailer),
+  };
 
   // Delivery events are purged with the outbox's done events, by the same workers.
   const purgeMailEvents = () => {
@@ -27,17 +37,25 @@ export function createInboxArea(ctx: PosternContext) {
     };
     return purgeInBatches((limit) => ctx.stores.mailEvents.purge(cut, limit));
   };
-  const outbox = createOutbox(ctx, { retention: [purgeMailEvents] });
   const consumers = {
     /** `inbox.mail.webhook.event.received`: delivery/engagement events. */
     delivery: createDeliveryConsumer(ctx),
     /** `inbox.mail.webhook.inbound.received`: inbound emails. */
     inbound: createInboundConsumer(ctx, opts),
   };
-  outbox.subscribe(EVENT_RECEIVED, consumers.delivery);
-  outbox.subscribe(INBOUND_RECEIVED, consumers.inbound);
+  const subscriptions: Array<readonly [string, Consumer]> = [
+    [EVENT_RECEIVED, consumers.delivery],
+    [INBOUND_RECEIVED, consumers.inbound],
+  ];
 
   const api = { ...createInboxApi(ctx, opts), consumers };
-  const routes: RouteDef[] = [...createWebhookRoutes(ctx, outbox), ...createInboxRoutes(api)];
-  return { api, routes, outbox };
+  const routes: RouteDef[] = createInboxRoutes(api);
+  return {
+    api,
+    routes,
+    /** The outbox consumers to subscribe, by event name. */
+    subscriptions,
+    /** Retention tasks for the outbox's workers. */
+    retention: [purgeMailEvents],
+  };
 }

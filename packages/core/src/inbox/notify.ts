@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PosternContext } from '../context.js';
 import type { InboxAccount, InboxMembership } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
 import type { Mailer } from '../ports/mailer.js';
@@ -8,6 +7,7 @@ import type { Notifier } from '../ports/notifier.js';
 import { errorMessage } from '../util/error-message.js';
 import { membershipCounts } from './access.js';
 import { headerSafe, outgoingHeaderText } from './addresses.js';
+import type { InboxContext } from './deps.js';
 
 /** A notifier that mails each owner/member "New message in <account name>: <subject>"
  *  through the mailer (the examples' notifier, and the default). Stranger-supplied parts are
@@ -62,7 +62,7 @@ const HELD_ELSEWHERE_WAITS_MS = [50, 100, 200, 400, 800];
 /** Notifies every owner/member of the account once about `message` (idempotency key
  *  `${messageId}:${userId}` claimed in the notification store). */
 export async function notifyMembers(
-  ctx: PosternContext,
+  ctx: InboxContext,
   delivery: {
     /** How long a claimed notice stays this delivery's. */
     leaseMs: number;

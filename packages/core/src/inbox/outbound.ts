@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { PosternContext } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { DeliveryStatus, InboxMessage } from '../ports/inbox-message-store.js';
@@ -7,6 +6,7 @@ import type { InboxThread } from '../ports/inbox-thread-store.js';
 import { errorMessage } from '../util/error-message.js';
 import { headerSafe, outgoingHeaderText, parseAddresses } from './addresses.js';
 import { applyPendingEvents } from './delivery-consumer.js';
+import type { InboxContext } from './deps.js';
 import { bareId, isSendableId, parseIdList, referencesValue, threadKeys } from './message-ids.js';
 import { MAX_SUBJECT, normalizeSubject } from './subject.js';
 
@@ -38,7 +38,7 @@ export interface RecordOutboundInput {
 /** Stores an outbound message (idempotent per provider id and account), counts it on its
  *  thread and applies delivery events that arrived before it. */
 export async function storeOutbound(
-  ctx: PosternContext,
+  ctx: InboxContext,
   account: InboxAccount,
   thread: InboxThread | null,
   input: Omit<RecordOutboundInput, 'accountId' | 'threadId'>,
@@ -122,7 +122,7 @@ function idDomain(address: string): string {
  *  newest outbound message went), with a Postern Message-ID, In-Reply-To and References;
  *  sent through the provider port, or the mailer when no provider is configured. */
 export async function sendReply(
-  ctx: PosternContext,
+  ctx: InboxContext,
   account: InboxAccount,
   thread: InboxThread,
   input: { text: string; html?: string },

@@ -12,16 +12,3 @@ export interface MfaEnv {
 export const nowSeconds = (env: MfaEnv): number => Math.floor(env.ctx.clock.now().getTime() / 1000);
 
 export const addSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 1000);
-
-const envs = new WeakMap<PosternContext, MfaEnv>();
-
-export function registerMfaEnv(env: MfaEnv): void {
-  envs.set(env.ctx, env);
-}
-
-/** The MFA env built by `createMfaArea` for this context. */
-export function mfaEnvOf(ctx: PosternContext): MfaEnv {
-  const env = envs.get(ctx);
-  if (!env) throw new Error('the MFA area has not been created for this context');
-  return env;
-}

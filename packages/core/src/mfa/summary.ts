@@ -1,13 +1,11 @@
-import type { MfaMethod, PosternContext } from '../context.js';
-import { mfaEnvOf } from './env.js';
-import { enabledMethods } from './factors.js';
+import type { MfaGate, MfaMethod } from '../context.js';
 
 /** The `mfa` part of `GET /auth/me`: `{ enabled, methods }` (methods the user has confirmed
- *  and the host allows, strongest first). */
+ *  and the host allows, strongest first), as the MFA area's gate reads them. */
 export async function mfaSummary(
-  ctx: PosternContext,
+  gate: Pick<MfaGate, 'methods'>,
   userId: string,
 ): Promise<{ enabled: boolean; methods: MfaMethod[] }> {
-  const methods = await enabledMethods(mfaEnvOf(ctx), userId);
+  const methods = await gate.methods(userId);
   return { enabled: methods.length > 0, methods };
 }

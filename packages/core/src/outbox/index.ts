@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import type { PosternContext } from '../context.js';
+import type { PosternBase } from '../context.js';
 import { ConfigError, isStoreError, PosternError } from '../errors.js';
 import type {
   OutboxEvent,
@@ -100,7 +100,7 @@ function outcomeOf(result: unknown): string | null {
 /** `retention`: more purges run with the outbox's own (each answers how many records it
  *  deleted), so the workers that purge done events purge every retained record. */
 export function createOutbox(
-  ctx: PosternContext,
+  ctx: Pick<PosternBase, 'options' | 'stores' | 'clock' | 'logger'>,
   extra: { retention?: ReadonlyArray<() => Promise<number>> } = {},
 ): Outbox {
   const o = resolveOutboxOptions(ctx.options.outbox);

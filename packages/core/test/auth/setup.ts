@@ -3,7 +3,8 @@ import { memoryStores } from '@postern/core/memory';
 import { recordingLogger, TestClock } from '@postern/testkit';
 import * as OTPAuth from 'otpauth';
 import { createAuthArea } from '../../src/auth/index.js';
-import type { MfaGate, PosternContext } from '../../src/context.js';
+import { createAuthServices } from '../../src/auth/services.js';
+import type { MfaGate } from '../../src/context.js';
 import { createKeyring } from '../../src/tokens/keyring.js';
 
 export const STRONG = 'correct-horse-battery-staple-42';
@@ -70,13 +71,13 @@ export async function session(t: Setup, u: { email: string; password: string }) 
   return a as { accessToken: string; refreshToken: string; expiresIn: number; tokenType: 'Bearer' };
 }
 
-/** A context holding the real auth area and the given MFA gate (default: MFA off), as the
- *  other areas receive it. */
+/** The real auth area built as `createPostern` builds it, with the given MFA gate (default:
+ *  MFA off) in place of the MFA area's; `ctx` is the shared context the other areas receive. */
 export function authContext(opts: { mfa?: MfaGate; options?: Partial<PosternOptions> } = {}) {
   const clock = new TestClock(Date.UTC(2030, 0, 1));
   const log = recordingLogger();
   const mailer = recordingMailer();
-  const ctx = {
+  const services = createAuthServices({
     options: { issuer: 'https://postern.test', audience: 'postern-test', ...opts.options },
     stores: memoryStores({ clock }),
     clock,
@@ -84,14 +85,16 @@ export function authContext(opts: { mfa?: MfaGate; options?: Partial<PosternOpti
     keyring: createKeyring({ issuer: 'https://postern.test', logger: log.logger, clock }),
     mailer,
     settings: { get: () => undefined },
+  });
+  const area = createAuthArea({
+    ...services,
     mfa: opts.mfa ?? {
       methods: async () => [],
       begin: () => Promise.reject(new Error('MFA off')),
       voidPending: async () => {},
     },
-  } as unknown as PosternContext;
-  const area = createAuthArea(ctx);
-  return { ctx, area, clock, log, mailer };
+  });
+  return { ctx: services.ctx, area, clock, log, mailer };
 }
 
 /** The TOTP code of `secret` (base32) at the test clock's time. */

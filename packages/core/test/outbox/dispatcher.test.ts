@@ -1,4 +1,4 @@
-import type { DeliveredEvent, OutboxOptions, PosternContext, Stores } from '@postern/core';
+import type { DeliveredEvent, OutboxOptions, Stores } from '@postern/core';
 import { ConfigError, createPostern, RetryLater, StoreError } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
 import { type LogLine, recordingLogger, TestClock } from '@postern/testkit';
@@ -27,7 +27,7 @@ function setup(options: OutboxOptions = {}): Env {
   const stores = memoryStores({ clock });
   const { logger, lines: logs } = recordingLogger();
   const ctx = { options: { issuer: 'i', audience: 'a', outbox: options }, stores, clock, logger };
-  const outbox = createOutbox(ctx as unknown as PosternContext);
+  const outbox = createOutbox(ctx);
   started.push(outbox);
   return { outbox, clock, stores, logs };
 }

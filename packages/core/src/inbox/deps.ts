@@ -1,0 +1,15 @@
+import type { PosternContext } from '../context.js';
+import type { FileStore } from '../ports/file-store.js';
+import type { MailProvider } from '../ports/mail-provider.js';
+import type { Notifier } from '../ports/notifier.js';
+
+/** What the inbox's flows and consumers work with: the shared context and the inbox's own
+ *  collaborators, resolved by `createInboxArea` from the options. */
+export interface InboxContext extends PosternContext {
+  /** The provider API client; `null` when no token is configured. */
+  provider: MailProvider | null;
+  /** Attachment bytes. */
+  files: FileStore;
+  /** Owner/member notifications. */
+  notifier: Notifier;
+}
