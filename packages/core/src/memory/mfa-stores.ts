@@ -32,7 +32,12 @@ function dropOf<V extends { userId: string }>(map: Map<string, V>, userId: strin
   return n;
 }
 
-/** The MFA stores, plus `dropUser` for the user store: everything kept under a user id. */
+/** The MFA stores, plus `dropUser` for the user store: everything kept under a user id.
+ *  Pending logins, email codes, challenges and unconfirmed TOTP seeds are swept every 256th
+ *  write of a pending login or code.
+ *  A real store: single use as one `DELETE ... RETURNING` (or a conditional update) per code,
+ *  challenge, recovery code and TOTP step, so two processes cannot both accept one; indexes
+ *  by user for listing and for dropping a user's rows; expired rows deleted in the background. */
 export function memoryMfaStores(
   _opts: Required<MemoryStoresOptions>,
 ): MfaStores & { dropUser(userId: string): void } {

@@ -2,7 +2,10 @@ import type { Clock } from '../ports/clock.js';
 import type { ResetCode, ResetCodeStore } from '../ports/reset-code-store.js';
 import { hasEnded, sweepEvery } from './expiry.js';
 
-/** At most one code per user: creating one replaces the user's previous code. */
+/** At most one code per user: creating one replaces the user's previous code. Ended codes are
+ *  swept every 256th create.
+ *  A real store: a unique row per user replaced in one statement, and `consume` as one
+ *  `DELETE ... RETURNING` where the code is live, so two processes cannot both use it. */
 export function memoryResetCodeStore(clock: Clock): ResetCodeStore {
   const byHash = new Map<string, ResetCode>();
   const hashByUser = new Map<string, string>();

@@ -20,8 +20,12 @@ function isLive(s: Session, t: number): boolean {
   return s.endedAt === null && !hasEnded(s.expiresAt, t) && !hasEnded(s.idleExpiresAt, t);
 }
 
-/** Sessions, their refresh-token hashes and the ended feed, in Maps. Every method runs
- *  without an `await` between its reads and writes: that is its atomicity. */
+/** Sessions, their refresh-token hashes and the ended feed, in Maps and one array. Every method
+ *  runs without an `await` between its reads and writes: that is its atomicity. Ended and
+ *  expired sessions, and the feed, are swept a day after their end, every 256th write.
+ *  A real store: `rotate` as one conditional update of the token row (used once, within the
+ *  session's budget) so racing processes cannot both rotate; the ended feed as rows with an
+ *  ordered id that every process reads; the session cap per user under a lock on the user. */
 export function memorySessionStore(clock: Clock): SessionStore {
   const sessions = new Map<string, Session>();
   const byUser = new Map<string, Set<string>>();
