@@ -1,55 +1,11 @@
-import {
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterStoreAbstract as StoreAbstract,
-} from 'rate-limiter-flexible';
 import type { Throttle, ThrottleBucket } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
+import type { LimiterStore } from '../ports/limiter-store.js';
 import type { Logger } from '../ports/logger.js';
 import { limiterAddress } from '../util/client-ip.js';
 import { errorMessage } from '../util/error-message.js';
 import type { ThrottleLimit } from './options.js';
-
-// The package types RateLimiterStoreAbstract but exports it only by file path; every store-backed
-// limiter extends it, so it is taken from one of them (no deep import, same in ESM and CJS).
-const RateLimiterStoreAbstract: typeof StoreAbstract = Object.getPrototypeOf(RateLimiterRedis);
-
-/** rate-limiter-flexible on top of the limiter port: the library keeps the limiting logic,
- *  the port keeps the counters (memory now, Postgres later), time comes from the injected clock. */
-class PortRateLimiter extends RateLimiterStoreAbstract {
-  constructor(
-    private readonly port: LimiterStore,
-    private readonly clock: Clock,
-    opts: { points: number; duration: number; keyPrefix: string },
-  ) {
-    super({ ...opts, storeClient: port });
-  }
-
-  _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<LimiterRecord> {
-    // block()/set() are not used by Postern and the port has no forced expiry.
-    if (forceExpire) return Promise.reject(new Error('forced expiry is not supported'));
-    return this.port.consume(rlKey, points, msDuration, this.clock.now());
-  }
-
-  _get(rlKey: string): Promise<LimiterRecord | null> {
-    return this.port.get(rlKey, this.clock.now());
-  }
-
-  _delete(rlKey: string): Promise<boolean> {
-    return this.port.delete(rlKey).then(() => true);
-  }
-
-  _getRateLimiterRes(_rlKey: string, changedPoints: number, rec: LimiterRecord): RateLimiterRes {
-    return new RateLimiterRes(
-      Math.max(this.points - rec.points, 0),
-      Math.max(rec.resetAt.getTime() - this.clock.now().getTime(), 0),
-      rec.points,
-      rec.points === changedPoints,
-    );
-  }
-}
 
 /** The 429 of a bucket over its limit. */
 export const tooMany = (bucket: ThrottleBucket, msBeforeNext: number) =>
@@ -68,18 +24,10 @@ export function createThrottle(opts: {
   logger: Logger;
   limits: Record<ThrottleBucket, ThrottleLimit>;
 }): Throttle {
-  const limiters = new Map<ThrottleBucket, PortRateLimiter>();
-  for (const [bucket, { points, durationSeconds }] of Object.entries(opts.limits) as Array<
-    [ThrottleBucket, ThrottleLimit]
-  >) {
-    // Counted by the session store inside each rotation, never through the limiter.
-    if (bucket === 'refresh:session') continue;
-    limiters.set(
-      bucket,
-      new PortRateLimiter(opts.port, opts.clock, { points, duration: durationSeconds, keyPrefix: bucket }),
-    );
-  }
-  const keyOf = (bucket: ThrottleBucket, key: string) => (bucket.endsWith(':ip') ? limiterAddress(key) : key);
+  // The port counts fixed windows; the throttle only names the counter and compares it with the
+  // bucket's limit. `refresh:session` is counted by the session store inside each rotation.
+  const counter = (bucket: ThrottleBucket, key: string) =>
+    `${bucket}:${bucket.endsWith(':ip') ? limiterAddress(key) : key}`;
   const failed = (bucket: ThrottleBucket, e: unknown) => {
     opts.logger.error(
       { event: 'limiter_unavailable', bucket, err: errorMessage(e) },
@@ -87,27 +35,29 @@ export function createThrottle(opts: {
     );
     return e;
   };
-
-  const hit = async (bucket: ThrottleBucket, key: string) => {
-    if (key === '') return;
+  /** Adds `points` (a refund when negative) to the bucket's counter of `key`. */
+  const count = async (bucket: ThrottleBucket, key: string, points: number) => {
     try {
-      await limiters.get(bucket)!.consume(keyOf(bucket, key));
+      const windowMs = opts.limits[bucket].durationSeconds * 1000;
+      return await opts.port.consume(counter(bucket, key), points, windowMs, opts.clock.now());
     } catch (e) {
-      // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's
-      // reason) and the request's fields; a library caller gets the error itself.
-      if (e instanceof RateLimiterRes) throw tooMany(bucket, e.msBeforeNext);
       throw failed(bucket, e);
     }
   };
-  /** A refund that fails is logged, not thrown: it must not turn a success into an error. */
+
+  const hit = async (bucket: ThrottleBucket, key: string) => {
+    if (key === '') return;
+    const rec = await count(bucket, key, 1);
+    // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's reason)
+    // and the request's fields; a library caller gets the error itself.
+    if (rec.points > opts.limits[bucket].points)
+      throw tooMany(bucket, rec.resetAt.getTime() - opts.clock.now().getTime());
+  };
+  /** A refund that fails is logged (by `count`), not thrown: it must not turn a success into an
+   *  error. */
   const refund = async (bucket: ThrottleBucket, key: string) => {
     if (key === '') return;
-    await limiters
-      .get(bucket)!
-      .reward(keyOf(bucket, key), 1)
-      .catch((e: unknown) => {
-        failed(bucket, e);
-      });
+    await count(bucket, key, -1).catch(() => {});
   };
 
   return {
@@ -135,12 +85,11 @@ export function createThrottle(opts: {
     hit,
     async reset(bucket, key) {
       if (key === '') return;
-      await limiters
-        .get(bucket)!
-        .delete(keyOf(bucket, key))
-        .catch((e: unknown) => {
-          throw failed(bucket, e);
-        });
+      try {
+        await opts.port.delete(counter(bucket, key));
+      } catch (e) {
+        throw failed(bucket, e);
+      }
     },
   };
 }

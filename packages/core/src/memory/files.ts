@@ -4,7 +4,9 @@ function checkKey(key: string): void {
   if (!FILE_KEY.test(key)) throw new TypeError('invalid file key');
 }
 
-/** Attachment bytes in memory: the default file port. One process only; bytes die with it. */
+/** Attachment bytes in memory: the default file port. One process only; bytes die with it.
+ *  A real store keeps the bytes outside the process heap (disk, object storage), streams them
+ *  rather than copying whole buffers, and writes a key once so a crash leaves no half file. */
 export function memoryFiles(): FileStore {
   const files = new Map<string, Uint8Array>();
   return {

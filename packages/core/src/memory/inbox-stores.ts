@@ -20,7 +20,12 @@ import { capWarning } from './cap-warning.js';
 import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: atomic on one event loop.
-// Rows are copied in and out so callers never hold the stored object.
+// Rows are copied in and out so callers never hold the stored object. Lists filter and sort a
+// whole Map: fine for development and tests.
+// A real store: indexes for every lookup and list (account address, provider message id,
+// thread keys, subject within a time range, the thread list's cursor order), unique keys that
+// make `insert`/`record`/`create` one statement that may do nothing, a real lock for
+// `lockSubject`, and finished notification claims deleted after a while.
 const copy = <T>(v: T): T => structuredClone(v);
 
 /** Newest first: larger time, then later arrival (`n`), then larger id. */

@@ -14,9 +14,12 @@ export { memoryFiles } from './files.js';
 
 export type { MemoryStoresOptions } from './options.js';
 
-/** In-memory implementations of every storage port: the embedded default.
- *  One process only; state dies with it. Each method is atomic (it runs without an
- *  `await` between its read and its write), which is what the store contract demands. */
+/** In-memory implementations of every storage port: the embedded default, and the readable
+ *  statement of what each port does. One process only; state dies with it. Each method is
+ *  atomic (it runs without an `await` between its read and its write), which is what the store
+ *  contract demands. Each file says what a real store must do better; all of them must be
+ *  durable, shared by every process, and atomic by statement or transaction, not by the event
+ *  loop. */
 export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
   const o = {
     clock: opts.clock ?? systemClock,

@@ -1,127 +1,68 @@
 import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
+import { hasEnded } from './expiry.js';
 
 /** Counters kept at most (about 300 bytes each): a flood of distinct keys (a `forgot` per
  *  invented address, from many client addresses) cannot grow the process without bound. */
 export const DEFAULT_LIMITER_MAX_KEYS = 200_000;
-/** Queue entries looked at per write: more than a write adds, so the queues follow the live keys. */
-const SWEEP_PER_WRITE = 4;
 
-/** Counters of a rank are dropped only when none of a lower rank is left: 1 point, 2-3, 4-7,
- *  8 and more. A flood of fresh keys (1 point each) then only pushes out other fresh keys, and
- *  a counter near its limit (a guessed password's `login:email` at 8+) outlives any flood that
+/** Tiers by points: 1, 2-3, 4-7, 8 and more. A full store drops counters of a lower tier
+ *  first, so a flood of fresh keys (1 point each) only pushes out other fresh keys, and a
+ *  counter near its limit (a guessed password's `login:email` at 8+) outlives any flood that
  *  does not spend 8 requests on each of its keys. */
-const rankOf = (points: number) => (points <= 1 ? 0 : points < 4 ? 1 : points < 8 ? 2 : 3);
+const tierOf = (points: number) => (points <= 1 ? 0 : points < 4 ? 1 : points < 8 ? 2 : 3);
 
 interface Counter {
-  key: string;
   points: number;
+  /** End of the window, ms. */
   resetAt: number;
-  /** Window length, ms. */
-  length: number;
-  /** The queue this counter is current in; entries left in another are stale. */
-  queue: Queue;
 }
 
-/** Counters of one rank and window length, in the order they were queued: the order their
- *  windows end in for fresh keys (rank 0). An entry whose key has been deleted, restarted or
- *  moved up a rank since is stale and skipped. */
-interface Queue {
-  rank: number;
-  items: Counter[];
-  head: number;
-}
-
-/** Fixed-window counters in a Map. Ended windows are dropped from the front of the queues a
- *  few per write, never by a scan (a Map iterated from its front after many deletes skips every
- *  deleted slot). Past `maxKeys` one counter is dropped: an ended one if any, else one of the
- *  lowest rank, whose window ends first. A dropped counter restarts, which weakens that limit
- *  for a moment; running out of memory would take every limit down with the process. */
+/** Fixed-window counters in one Map, kept in the order their windows started (a new window
+ *  re-inserts its key at the end).
+ *
+ *  Memory stays bounded under a flood: at most `maxKeys` counters. A new key that finds the
+ *  store full makes room for an eighth of the cap at once, by scans of the Map: ended windows
+ *  first, then the lowest tier, oldest window first. The scans then run once per `maxKeys / 8`
+ *  new keys, not on every one. A dropped counter restarts, which weakens that limit for a
+ *  moment; running out of memory would take every limit down with the process. Below the cap
+ *  an ended counter is left until its key comes back or room is needed.
+ *
+ *  A real store does better: counters shared by every process (one upsert per attempt that
+ *  restarts an ended window, as the Postgres store does), and ended rows deleted in the
+ *  background rather than on a full store. */
 export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterStore {
   const counters = new Map<string, Counter>();
-  /** `${rank}:${length}` -> its queue (a handful: four ranks, one length per throttle bucket). */
-  const queues = new Map<string, Queue>();
+  const keep = maxKeys - Math.ceil(maxKeys / 8);
 
-  const live = (key: string, now: Date) => {
-    const c = counters.get(key);
-    return c && now.getTime() < c.resetAt ? c : undefined;
-  };
   const out = (c: Counter): LimiterRecord => ({ points: c.points, resetAt: new Date(c.resetAt) });
-  const current = (q: Queue, c: Counter) => c.queue === q && counters.get(c.key) === c;
-
-  /** Queues `c` where its points and window length put it. */
-  const place = (c: Counter) => {
-    const rank = rankOf(c.points);
-    const id = `${rank}:${c.length}`;
-    let q = queues.get(id);
-    if (!q) {
-      q = { rank, items: [], head: 0 };
-      queues.set(id, q);
+  const makeRoom = (now: Date) => {
+    for (const [k, c] of counters) if (hasEnded(c.resetAt, now)) counters.delete(k);
+    for (let tier = 0; tier <= 3 && counters.size > keep; tier++) {
+      for (const [k, c] of counters) {
+        if (counters.size <= keep) break;
+        if (tierOf(c.points) === tier) counters.delete(k);
+      }
     }
-    c.queue = q;
-    q.items.push(c);
-    return q;
-  };
-  const shift = (q: Queue) => {
-    const c = q.items[q.head++]!;
-    if (current(q, c)) counters.delete(c.key);
-    // Keeps the array to about twice the entries still queued.
-    if (q.head >= 1024 && q.head * 2 >= q.items.length) {
-      q.items = q.items.slice(q.head);
-      q.head = 0;
-    }
-  };
-  /** Looks at up to `n` entries at the front of `q`, dropping ended or stale ones. */
-  const sweep = (q: Queue, n: number, t: number) => {
-    for (; n > 0 && q.head < q.items.length; n--) {
-      const c = q.items[q.head]!;
-      if (c.resetAt > t && current(q, c)) return;
-      shift(q);
-    }
-  };
-  /** Drops one counter: an ended window first, else the lowest rank, then the earliest end. */
-  const evictOne = (t: number) => {
-    let best: { q: Queue; ended: boolean; resetAt: number } | undefined;
-    for (const q of queues.values()) {
-      while (q.head < q.items.length && !current(q, q.items[q.head]!)) shift(q);
-      const c = q.items[q.head];
-      if (!c) continue;
-      const ended = c.resetAt <= t;
-      const first =
-        !best ||
-        (ended !== best.ended
-          ? ended
-          : q.rank !== best.q.rank
-            ? q.rank < best.q.rank
-            : c.resetAt < best.resetAt);
-      if (first) best = { q, ended, resetAt: c.resetAt };
-    }
-    if (best) shift(best.q);
   };
 
   return {
     async consume(key, points, durationMs, now) {
-      const c = live(key, now);
-      if (points < 0) {
-        if (!c) return { points: 0, resetAt: new Date(now) };
+      const c = counters.get(key);
+      if (c && !hasEnded(c.resetAt, now)) {
         c.points = Math.max(0, c.points + points);
         return out(c);
       }
-      if (c) {
-        c.points += points;
-        // The queue it moves to is swept too: ended counters of every rank leave a few per write.
-        if (rankOf(c.points) > c.queue.rank) sweep(place(c), SWEEP_PER_WRITE, now.getTime());
-        return out(c);
-      }
-      const t = now.getTime();
-      const fresh = { key, points, resetAt: t + durationMs, length: durationMs } as Counter;
-      if (!counters.has(key) && counters.size >= maxKeys) evictOne(t);
+      // A refund never starts a window.
+      if (points < 0) return { points: 0, resetAt: new Date(now) };
+      counters.delete(key);
+      if (counters.size >= maxKeys) makeRoom(now);
+      const fresh = { points, resetAt: now.getTime() + durationMs };
       counters.set(key, fresh);
-      sweep(place(fresh), SWEEP_PER_WRITE, t);
       return out(fresh);
     },
     async get(key, now) {
-      const c = live(key, now);
-      return c ? out(c) : null;
+      const c = counters.get(key);
+      return c && !hasEnded(c.resetAt, now) ? out(c) : null;
     },
     async delete(key) {
       counters.delete(key);

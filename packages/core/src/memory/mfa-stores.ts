@@ -6,6 +6,7 @@ import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { RecoveryCode } from '../ports/recovery-code-store.js';
 import type { WebAuthnChallenge } from '../ports/webauthn-challenge-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
+import { dropEnded, hasEnded, sweepEvery } from './expiry.js';
 import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: that is its atomicity.
@@ -31,7 +32,12 @@ function dropOf<V extends { userId: string }>(map: Map<string, V>, userId: strin
   return n;
 }
 
-/** The MFA stores, plus `dropUser` for the user store: everything kept under a user id. */
+/** The MFA stores, plus `dropUser` for the user store: everything kept under a user id.
+ *  Pending logins, email codes, challenges and unconfirmed TOTP seeds are swept every 256th
+ *  write of a pending login or code.
+ *  A real store: single use as one `DELETE ... RETURNING` (or a conditional update) per code,
+ *  challenge, recovery code and TOTP step, so two processes cannot both accept one; indexes
+ *  by user for listing and for dropping a user's rows; expired rows deleted in the background. */
 export function memoryMfaStores(
   _opts: Required<MemoryStoresOptions>,
 ): MfaStores & { dropUser(userId: string): void } {
@@ -44,20 +50,17 @@ export function memoryMfaStores(
   const challenges = new Map<string, WebAuthnChallenge>(); // `${purpose}:${subject}`
 
   // Expired entries nobody asks for again are swept now and then, so memory stays bounded.
-  let writes = 0;
-  const sweep = (now: Date) => {
-    if (++writes % 256 !== 0) return;
-    const t = now.getTime();
-    for (const [k, v] of pending) if (v.expiresAt.getTime() <= t) pending.delete(k);
-    for (const [k, v] of codes) if (v.expiresAt.getTime() <= t) codes.delete(k);
-    for (const [k, v] of challenges) if (v.expiresAt.getTime() <= t) challenges.delete(k);
-    for (const [k, v] of pendingTotp) if (v.expiresAt.getTime() <= t) pendingTotp.delete(k);
-  };
+  const sweep = sweepEvery((now) => {
+    dropEnded(pending, (p) => p.expiresAt, now);
+    dropEnded(codes, (c) => c.expiresAt, now);
+    dropEnded(challenges, (c) => c.expiresAt, now);
+    dropEnded(pendingTotp, (p) => p.expiresAt, now);
+  });
 
   const livePending = (jti: string, now: Date) => {
     const p = pending.get(jti);
     if (!p) return null;
-    if (p.expiresAt.getTime() <= now.getTime()) {
+    if (hasEnded(p.expiresAt, now)) {
       pending.delete(jti);
       return null;
     }
@@ -66,7 +69,7 @@ export function memoryMfaStores(
 
   const liveCode = (key: string, codeHash: string, now: Date) => {
     const c = codes.get(key);
-    return !!c && c.expiresAt.getTime() > now.getTime() && sameHex(c.codeHash, codeHash);
+    return !!c && !hasEnded(c.expiresAt, now) && sameHex(c.codeHash, codeHash);
   };
 
   return {
@@ -106,12 +109,12 @@ export function memoryMfaStores(
       },
       async getPendingTotp(userId, now) {
         const p = pendingTotp.get(userId);
-        if (!p || p.expiresAt.getTime() <= now.getTime()) return null;
+        if (!p || hasEnded(p.expiresAt, now)) return null;
         return copy(p);
       },
       async confirmPendingTotp(userId, secret, step, now) {
         const p = pendingTotp.get(userId);
-        if (!p || p.expiresAt.getTime() <= now.getTime() || p.secret.data !== secret.data) return false;
+        if (!p || hasEnded(p.expiresAt, now) || p.secret.data !== secret.data) return false;
         pendingTotp.delete(userId);
         factors.set(`${userId}:totp`, {
           userId,
@@ -182,7 +185,7 @@ export function memoryMfaStores(
       },
       async has(key, now) {
         const c = codes.get(key);
-        return !!c && c.expiresAt.getTime() > now.getTime();
+        return !!c && !hasEnded(c.expiresAt, now);
       },
       async delete(key) {
         codes.delete(key);
@@ -255,7 +258,7 @@ export function memoryMfaStores(
         const ch = challenges.get(key);
         if (!ch) return null;
         challenges.delete(key);
-        return ch.expiresAt.getTime() > now.getTime() ? ch : null;
+        return hasEnded(ch.expiresAt, now) ? null : ch;
       },
     },
   };

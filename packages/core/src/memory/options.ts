@@ -3,8 +3,8 @@ import type { Logger } from '../ports/logger.js';
 
 export interface MemoryStoresOptions {
   clock?: Clock;
-  /** Throttle counters kept at most (default 200,000, about 60 MB); past it, one is dropped: an
-   *  ended one, else one with the fewest points, whose window ends first. */
+  /** Throttle counters kept at most (default 200,000, about 60 MB); when full, an eighth of them
+   *  is dropped at once: ended ones first, then those with the fewest points, oldest first. */
   limiterMaxKeys?: number;
   /** Finished (done or dead) outbox events kept at most, for de-duplication and audit (default
    *  20,000, about 20 MB of delivery events); past it the oldest finished one goes, its dedupe

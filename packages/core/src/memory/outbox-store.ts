@@ -27,7 +27,10 @@ export interface MemoryOutboxOptions {
 /** In-memory outbox: events by id in a Map, dedupe keys in another, and the ids of pending
  *  and of finished events in Sets, so claims read only pending events and the cap drops the
  *  oldest finished first. Every method reads and writes without an `await` in between, so each
- *  is atomic on the one event loop. */
+ *  is atomic on the one event loop.
+ *  A real store keeps every event (no cap: the retention purge removes finished ones), makes
+ *  the dedupe key a unique index so publishing is one insert that may do nothing, and claims
+ *  with row locks that skip rows another worker holds, so several processes share the work. */
 export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
   const maxFinished = opts.maxFinished ?? DEFAULT_MAX_FINISHED_EVENTS;
   const events = new Map<string, OutboxEvent>();

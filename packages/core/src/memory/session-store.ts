@@ -1,5 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import type { Session, SessionStore } from '../ports/session-store.js';
+import { hasEnded, sweepEvery } from './expiry.js';
 
 /** How long ended-session ids stay in the feed, and ended/expired sessions in memory. */
 const RETAIN_MS = 24 * 3600 * 1000;
@@ -16,11 +17,15 @@ interface TokenRow {
 const copy = (s: Session): Session => structuredClone(s);
 
 function isLive(s: Session, t: number): boolean {
-  return s.endedAt === null && t < s.expiresAt.getTime() && t < s.idleExpiresAt.getTime();
+  return s.endedAt === null && !hasEnded(s.expiresAt, t) && !hasEnded(s.idleExpiresAt, t);
 }
 
-/** Sessions, their refresh-token hashes and the ended feed, in Maps. Every method runs
- *  without an `await` between its reads and writes: that is its atomicity. */
+/** Sessions, their refresh-token hashes and the ended feed, in Maps and one array. Every method
+ *  runs without an `await` between its reads and writes: that is its atomicity. Ended and
+ *  expired sessions, and the feed, are swept a day after their end, every 256th write.
+ *  A real store: `rotate` as one conditional update of the token row (used once, within the
+ *  session's budget) so racing processes cannot both rotate; the ended feed as rows with an
+ *  ordered id that every process reads; the session cap per user under a lock on the user. */
 export function memorySessionStore(clock: Clock): SessionStore {
   const sessions = new Map<string, Session>();
   const byUser = new Map<string, Set<string>>();
@@ -30,7 +35,6 @@ export function memorySessionStore(clock: Clock): SessionStore {
   /** Rotation budget per session: when its window started and how many rotations it holds. */
   const rotations = new Map<string, { start: number; count: number }>();
   let seq = 0;
-  let writes = 0;
 
   const addToken = (sessionId: string, hash: string, parent: string | null = null, salt?: string) => {
     tokens.set(hash, { sessionId, usedAt: null, parent, ...(salt === undefined ? {} : { salt }) });
@@ -68,17 +72,16 @@ export function memorySessionStore(clock: Clock): SessionStore {
     return out;
   };
 
-  // Sessions past their end (and the feed) are dropped after RETAIN_MS, so memory stays bounded.
-  const sweep = () => {
-    if (++writes % 256 !== 0) return;
-    const t = clock.now().getTime();
+  // Sessions past their end (and the feed) are dropped RETAIN_MS after it, so memory stays bounded.
+  const sweep = sweepEvery((now) => {
+    const cut = now.getTime() - RETAIN_MS;
     for (const s of sessions.values()) {
       const over = Math.min(
         s.endedAt?.getTime() ?? Infinity,
         s.expiresAt.getTime(),
         s.idleExpiresAt.getTime(),
       );
-      if (over + RETAIN_MS > t) continue;
+      if (!hasEnded(over, cut)) continue;
       sessions.delete(s.id);
       byUser.get(s.userId)?.delete(s.id);
       if (byUser.get(s.userId)?.size === 0) byUser.delete(s.userId);
@@ -87,9 +90,9 @@ export function memorySessionStore(clock: Clock): SessionStore {
       rotations.delete(s.id);
     }
     let drop = 0;
-    while (drop < feed.length && feed[drop]!.at + RETAIN_MS <= t) drop++;
+    while (drop < feed.length && hasEnded(feed[drop]!.at, cut)) drop++;
     feed.splice(0, drop);
-  };
+  });
 
   return {
     inProcess: true,
@@ -111,7 +114,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
         end(old, now, 'evicted');
         evicted.push(old.id);
       }
-      sweep();
+      sweep(clock.now());
       return evicted;
     },
 
@@ -153,7 +156,7 @@ export function memorySessionStore(clock: Clock): SessionStore {
       );
       s.lastUsedAt = new Date(t);
       s.idleExpiresAt = new Date(Math.min(next.idleExpiresAt.getTime(), s.expiresAt.getTime()));
-      sweep();
+      sweep(clock.now());
       return copy(s);
     },
 

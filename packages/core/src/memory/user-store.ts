@@ -10,7 +10,10 @@ const copy = (u: User): User => ({
 });
 
 /** Users in a Map; a second Map enforces one account per canonical email. `onDelete` drops
- *  what other stores keep under the user id, in the same tick as the delete (atomic). */
+ *  what other stores keep under the user id, in the same tick as the delete (atomic).
+ *  A real store: a unique index on the canonical email (the insert decides, not a prior
+ *  read), `setPassword`'s `ifHash` as a conditional update, and the user's other rows deleted
+ *  in the same transaction (or by foreign keys). */
 export function memoryUserStore(onDelete: (id: string) => void = () => {}): UserStore {
   const byId = new Map<string, User>();
   const idByEmail = new Map<string, string>();

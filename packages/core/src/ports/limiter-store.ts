@@ -5,8 +5,8 @@ export interface LimiterRecord {
   resetAt: Date;
 }
 
-/** Counters behind every throttle (docs/auth.md, Throttling), driven by rate-limiter-flexible
- *  (auth/throttle.ts adapts it). Fixed windows per key. Keys are built by the caller
+/** Counters behind every throttle (docs/auth.md, Throttling): auth/throttle.ts adds a point per
+ *  attempt and compares the counter with the bucket's limit. Fixed windows per key. Keys are built by the caller
  *  (`<bucket>:<canonical email | address | id>`). Implementations: memory, Postgres (an upsert
  *  `ON CONFLICT ... DO UPDATE` that restarts the window when `reset_at <= now`). */
 export interface LimiterStore {

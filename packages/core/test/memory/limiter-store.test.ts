@@ -4,7 +4,7 @@ import { memoryLimiterStore } from '../../src/memory/limiter-store.js';
 const at = (ms: number) => new Date(1_800_000_000_000 + ms);
 
 describe('memoryLimiterStore', () => {
-  it('past maxKeys drops the counter whose window ends first, and keeps the rest', async () => {
+  it('past maxKeys drops the counter whose window started first, and keeps the rest', async () => {
     const store = memoryLimiterStore(2);
     await store.consume('a', 1, 1000, at(0));
     await store.consume('b', 1, 1000, at(10));
@@ -17,14 +17,27 @@ describe('memoryLimiterStore', () => {
     expect(await store.get('c', at(1006))).toEqual({ points: 1, resetAt: at(2006) });
   });
 
-  it('compares windows of different lengths when it must drop one', async () => {
+  it('among counters with the same points drops the oldest window, whatever its length', async () => {
     const store = memoryLimiterStore(2);
     await store.consume('long', 1, 60_000, at(0));
     await store.consume('short', 1, 1000, at(5));
     await store.consume('new', 1, 60_000, at(6));
-    expect(await store.get('short', at(6))).toBeNull();
-    expect(await store.get('long', at(6))).not.toBeNull();
+    expect(await store.get('long', at(6))).toBeNull();
+    expect(await store.get('short', at(6))).not.toBeNull();
     expect(await store.get('new', at(6))).not.toBeNull();
+  });
+
+  it('keeps at most maxKeys counters under a flood, making room for an eighth of them at once', async () => {
+    const store = memoryLimiterStore(1000);
+    const keys = Array.from({ length: 10_000 }, (_, i) => `forgot:email:flood-${i}@x.test`);
+    for (const [i, key] of keys.entries()) await store.consume(key, 1, 900_000, at(i));
+    const kept = [];
+    for (const key of keys) if (await store.get(key, at(10_000))) kept.push(key);
+    expect(kept.length).toBeLessThanOrEqual(1000);
+    expect(kept.length).toBeGreaterThan(875);
+    // The newest keys are the ones kept.
+    expect(kept.at(-1)).toBe(keys.at(-1));
+    expect(kept[0]).toBe(keys[10_000 - kept.length]);
   });
 
   it('makes room from ended windows before it drops a live counter', async () => {
