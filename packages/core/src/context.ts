@@ -64,10 +64,14 @@ export interface Throttle {
    *  atomically, so parallel requests cannot all pass before any is counted. Throws 429
    *  `rate_limited` (with retryAfter) when a bucket is over its limit, after giving back what
    *  this attempt took in the buckets before it. `release()` gives the points back when the
-   *  attempt succeeds (the buckets count failures): all of them, or those of the named buckets. */
-  take(
-    ...entries: Array<readonly [ThrottleBucket, string]>
-  ): Promise<{ release(...buckets: ThrottleBucket[]): Promise<void> }>;
+   *  attempt succeeds (the buckets count failures): all of them, or those of the named buckets.
+   *  `settle()` does that for `giveBack` and clears the `clear` buckets' keys, in one store call.
+   *  Every bucket is counted in one store call too; a refused attempt's points in the other
+   *  buckets are given back. Neither `release()` nor `settle()` throws (a failure is logged). */
+  take(...entries: Array<readonly [ThrottleBucket, string]>): Promise<{
+    release(...buckets: ThrottleBucket[]): Promise<void>;
+    settle(giveBack: ThrottleBucket[], clear: ThrottleBucket[]): Promise<void>;
+  }>;
   /** Counts one event (a send for cooldown buckets, a request); throws 429 when this one is over the limit. */
   hit(bucket: ThrottleBucket, key: string): Promise<void>;
   /** Clears a key (e.g. after a successful login). */

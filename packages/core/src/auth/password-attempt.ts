@@ -20,8 +20,7 @@ export async function countPasswordAttempt(ctx: PosternContext, email: string, m
   const taken = await ctx.throttle.take(['login:ip', ip], ['login:email+ip', pair], ['login:email', email]);
   return {
     async succeeded(): Promise<void> {
-      await taken.release('login:ip', 'login:email');
-      await ctx.throttle.reset('login:email+ip', pair);
+      await taken.settle(['login:ip', 'login:email'], ['login:email+ip']);
     },
   };
 }

@@ -110,27 +110,63 @@ export function createThrottle(opts: {
       });
   };
 
+  /** The port's key of `key` in `bucket` (the limiter's own naming, so `hit` and `reset` meet it). */
+  const portKey = (bucket: ThrottleBucket, key: string) => limiters.get(bucket)!.getKey(keyOf(bucket, key));
+  /** Settles taken entries in one store call; like a refund, a failure is logged, not thrown. */
+  const settle = async (
+    giveBack: ReadonlyArray<readonly [ThrottleBucket, string]>,
+    clear: ReadonlyArray<readonly [ThrottleBucket, string]>,
+  ) => {
+    if (giveBack.length === 0 && clear.length === 0) return;
+    await opts.port
+      .settle(
+        giveBack.map(([bucket, key]) => ({ key: portKey(bucket, key), points: 1 })),
+        clear.map(([bucket, key]) => portKey(bucket, key)),
+        opts.clock.now(),
+      )
+      .catch((e: unknown) => {
+        failed((giveBack[0] ?? clear[0])![0], e);
+      });
+  };
+
   return {
     async take(...entries) {
-      const taken: Array<readonly [ThrottleBucket, string]> = [];
-      const giveBack = (...buckets: ThrottleBucket[]) =>
-        Promise.all(
-          taken
-            .filter(([bucket]) => buckets.length === 0 || buckets.includes(bucket))
-            .map(([bucket, key]) => refund(bucket, key)),
-        ).then(() => {});
-      for (const entry of entries) {
-        try {
-          await hit(entry[0], entry[1]);
-        } catch (e) {
-          // A refused attempt costs nothing in the buckets that let it through; the refusing
-          // bucket keeps its point (it is over the limit either way).
-          await giveBack();
-          throw e;
-        }
-        taken.push(entry);
+      // Every bucket is counted in one store call; the first one in order that is over its
+      // limit refuses, and the attempt then costs nothing in the others (the refusing bucket
+      // keeps its point: it is over the limit either way).
+      const taken = entries.filter(([, key]) => key !== '');
+      const pick = (buckets: readonly ThrottleBucket[]) =>
+        taken.filter(([bucket]) => buckets.includes(bucket));
+      const answer = {
+        release: (...buckets: ThrottleBucket[]) => settle(buckets.length === 0 ? taken : pick(buckets), []),
+        settle: (giveBack: ThrottleBucket[], clear: ThrottleBucket[]) => settle(pick(giveBack), pick(clear)),
+      };
+      if (taken.length === 0) return answer;
+      const now = opts.clock.now();
+      let records: LimiterRecord[];
+      try {
+        records = await opts.port.consumeMany(
+          taken.map(([bucket, key]) => ({
+            key: portKey(bucket, key),
+            points: 1,
+            durationMs: limiters.get(bucket)!.duration * 1000,
+          })),
+          now,
+        );
+      } catch (e) {
+        throw failed(taken[0]![0], e);
       }
-      return { release: giveBack };
+      const over = taken.findIndex(([bucket], i) => records[i]!.points > limiters.get(bucket)!.points);
+      if (over >= 0) {
+        await settle(
+          taken.filter((_, i) => i !== over),
+          [],
+        );
+        // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's
+        // reason) and the request's fields; a library caller gets the error itself.
+        throw tooMany(taken[over]![0], records[over]!.resetAt.getTime() - now.getTime());
+      }
+      return answer;
     },
     hit,
     async reset(bucket, key) {

@@ -98,7 +98,7 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
     if (best) shift(best.q);
   };
 
-  return {
+  const store: LimiterStore = {
     async consume(key, points, durationMs, now) {
       const c = live(key, now);
       if (points < 0) {
@@ -119,6 +119,15 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       sweep(place(fresh), SWEEP_PER_WRITE, t);
       return out(fresh);
     },
+    async consumeMany(entries, now) {
+      const records: LimiterRecord[] = [];
+      for (const e of entries) records.push(await store.consume(e.key, e.points, e.durationMs, now));
+      return records;
+    },
+    async settle(refund, clear, now) {
+      for (const r of refund) await store.consume(r.key, -r.points, 0, now);
+      for (const key of clear) counters.delete(key);
+    },
     async get(key, now) {
       const c = live(key, now);
       return c ? out(c) : null;
@@ -127,4 +136,5 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       counters.delete(key);
     },
   };
+  return store;
 }

@@ -155,6 +155,8 @@ describe('throttling', () => {
     const stores = memoryStores({ clock });
     const down: LimiterStore = {
       consume: () => Promise.reject(new StoreError('limiter down')),
+      consumeMany: () => Promise.reject(new StoreError('limiter down')),
+      settle: () => Promise.reject(new StoreError('limiter down')),
       get: () => Promise.reject(new StoreError('limiter down')),
       delete: () => Promise.reject(new StoreError('limiter down')),
     };
@@ -170,6 +172,8 @@ describe('throttling', () => {
     const stores = memoryStores({ clock });
     const down: LimiterStore = {
       consume: () => Promise.reject(new StoreError('limiter down')),
+      consumeMany: () => Promise.reject(new StoreError('limiter down')),
+      settle: () => Promise.reject(new StoreError('limiter down')),
       get: () => Promise.reject(new StoreError('limiter down')),
       delete: () => Promise.reject(new StoreError('limiter down')),
     };
