@@ -80,7 +80,7 @@ export function createThrottle(opts: {
     );
   }
   const keyOf = (bucket: ThrottleBucket, key: string) => (bucket.endsWith(':ip') ? limiterAddress(key) : key);
-  const failed = (bucket: ThrottleBucket, e: unknown) => {
+  const failed = (bucket: ThrottleBucket | undefined, e: unknown) => {
     opts.logger.error(
       { event: 'limiter_unavailable', bucket, err: errorMessage(e) },
       'limiter store failed; refusing',
@@ -99,34 +99,28 @@ export function createThrottle(opts: {
       throw failed(bucket, e);
     }
   };
-  /** A refund that fails is logged, not thrown: it must not turn a success into an error. */
-  const refund = async (bucket: ThrottleBucket, key: string) => {
-    if (key === '') return;
-    await limiters
-      .get(bucket)!
-      .reward(keyOf(bucket, key), 1)
-      .catch((e: unknown) => {
-        failed(bucket, e);
-      });
-  };
-
   /** The port's key of `key` in `bucket` (the limiter's own naming, so `hit` and `reset` meet it). */
   const portKey = (bucket: ThrottleBucket, key: string) => limiters.get(bucket)!.getKey(keyOf(bucket, key));
-  /** Settles taken entries in one store call; like a refund, a failure is logged, not thrown. */
+  /** Settles taken entries, and clears `counters` (other limiter keys), in one store call,
+   *  answering what each counter held. A failure is logged, not thrown (it must not turn a
+   *  success into an error); the counters then read as empty. */
   const settle = async (
     giveBack: ReadonlyArray<readonly [ThrottleBucket, string]>,
     clear: ReadonlyArray<readonly [ThrottleBucket, string]>,
-  ) => {
-    if (giveBack.length === 0 && clear.length === 0) return;
-    await opts.port
+    counters: readonly string[] = [],
+  ): Promise<Array<LimiterRecord | null>> => {
+    if (giveBack.length === 0 && clear.length === 0 && counters.length === 0) return [];
+    const held = await opts.port
       .settle(
         giveBack.map(([bucket, key]) => ({ key: portKey(bucket, key), points: 1 })),
-        clear.map(([bucket, key]) => portKey(bucket, key)),
+        [...counters, ...clear.map(([bucket, key]) => portKey(bucket, key))],
         opts.clock.now(),
       )
       .catch((e: unknown) => {
-        failed((giveBack[0] ?? clear[0])![0], e);
+        failed((giveBack[0] ?? clear[0])?.[0], e);
+        return [];
       });
+    return counters.map((_, i) => held[i] ?? null);
   };
 
   return {
@@ -138,8 +132,11 @@ export function createThrottle(opts: {
       const pick = (buckets: readonly ThrottleBucket[]) =>
         taken.filter(([bucket]) => buckets.includes(bucket));
       const answer = {
-        release: (...buckets: ThrottleBucket[]) => settle(buckets.length === 0 ? taken : pick(buckets), []),
-        settle: (giveBack: ThrottleBucket[], clear: ThrottleBucket[]) => settle(pick(giveBack), pick(clear)),
+        release: async (...buckets: ThrottleBucket[]) => {
+          await settle(buckets.length === 0 ? taken : pick(buckets), []);
+        },
+        settle: (giveBack: ThrottleBucket[], clear: ThrottleBucket[], counters: string[] = []) =>
+          settle(pick(giveBack), pick(clear), counters),
       };
       if (taken.length === 0) return answer;
       const now = opts.clock.now();

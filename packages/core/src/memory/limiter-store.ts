@@ -126,7 +126,11 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
     },
     async settle(refund, clear, now) {
       for (const r of refund) await store.consume(r.key, -r.points, 0, now);
-      for (const key of clear) counters.delete(key);
+      return clear.map((key) => {
+        const c = live(key, now);
+        counters.delete(key);
+        return c ? out(c) : null;
+      });
     },
     async get(key, now) {
       const c = live(key, now);

@@ -26,13 +26,15 @@ export interface LimiterStore {
   ): Promise<LimiterRecord[]>;
   /** After a success, in one call: gives `points` back to each `refund` key as a negative
    *  `consume` would (a live counter only, never below zero), and ends the windows of the
-   *  `clear` keys as `delete` would. Keys are distinct across both lists. Each key's change is
-   *  atomic; the set is not one unit. */
+   *  `clear` keys as `delete` would, answering what each `clear` key held (its live counter
+   *  at `now`, else null), in order. Keys are distinct across both lists. Each key's change is
+   *  atomic with its answer (a concurrent add lands before, and is answered, or after, and
+   *  stays); the set is not one unit. */
   settle(
     refund: ReadonlyArray<{ key: string; points: number }>,
     clear: readonly string[],
     now: Date,
-  ): Promise<void>;
+  ): Promise<Array<LimiterRecord | null>>;
   /** The live counter of `key`, or null (absent or window ended at `now`). */
   get(key: string, now: Date): Promise<LimiterRecord | null>;
   delete(key: string): Promise<void>;

@@ -71,21 +71,35 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
       return entries.map((e) => out(got.get(e.key)!));
     },
     async settle(refund, clear, now) {
-      if (refund.length === 0 && clear.length === 0) return;
+      if (refund.length === 0 && clear.length === 0) return [];
       // One UPDATE: a cleared key's window ends now, which every read and the next consume
-      // treat as absent (the sweep deletes it), as a DELETE would.
+      // treat as absent (the sweep deletes it), as a DELETE would. The rows are locked first,
+      // in key order, and their values then are what a cleared key held.
       const all = byKey([
         ...refund.map((r) => ({ key: r.key, back: r.points, clear: false })),
         ...clear.map((key) => ({ key, back: 0, clear: true })),
       ]);
-      await db.query(
-        `UPDATE ${T} AS l SET
+      const r = await db.query(
+        `WITH e AS (
+           SELECT * FROM unnest($1::text[], $2::int[], $3::bool[]) AS e(key, back, clear)
+         ), held AS (
+           SELECT key, points, reset_at FROM ${T} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE
+         )
+         UPDATE ${T} AS l SET
            points = CASE WHEN e.clear THEN 0 ELSE GREATEST(l.points - e.back, 0) END,
            reset_at = CASE WHEN e.clear THEN LEAST(l.reset_at, $4) ELSE l.reset_at END
-         FROM unnest($1::text[], $2::int[], $3::bool[]) AS e(key, back, clear)
-         WHERE l.key = e.key AND (e.clear OR l.reset_at > $4)`,
+         FROM held JOIN e ON e.key = held.key
+         WHERE l.key = held.key AND (e.clear OR l.reset_at > $4)
+         RETURNING l.key, held.points, held.reset_at`,
         [all.map((e) => e.key), all.map((e) => e.back), all.map((e) => e.clear), now],
       );
+      const held = new Map(
+        (r.rows as Array<{ key: string; points: number; reset_at: Date }>).map((x) => [x.key, x]),
+      );
+      return clear.map((key) => {
+        const h = held.get(key);
+        return h && h.reset_at > now ? out(h) : null;
+      });
     },
     async get(key, now) {
       const r = await db.query(`SELECT points, reset_at FROM ${T} WHERE key = $1 AND reset_at > $2`, [

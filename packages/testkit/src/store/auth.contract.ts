@@ -863,26 +863,32 @@ export function authStoreContract(setup: StoreSetup): void {
         const first = await stores.limiter.consume(a, 3, MIN, clock.now());
         await stores.limiter.consume(b, 1, MIN, clock.now());
         await stores.limiter.consume(c, 5, MIN, clock.now());
-        await stores.limiter.settle(
+        const ended = `failures:user:${id()}`;
+        await stores.limiter.consume(ended, 4, 1000, clock.now());
+        clock.advance(1000);
+        const held = await stores.limiter.settle(
           [
             { key: a, points: 1 },
             { key: b, points: 4 },
             { key: none, points: 1 },
           ],
-          [c, `absent:${id()}`],
+          [c, `absent:${id()}`, ended],
           clock.now(),
         );
+        // What each cleared key held: its live counter, else null.
+        expect(held).toEqual([{ points: 5, resetAt: first.resetAt }, null, null]);
         expect(await stores.limiter.get(a, clock.now())).toEqual({ points: 2, resetAt: first.resetAt });
         expect((await stores.limiter.get(b, clock.now()))?.points).toBe(0);
         expect(await stores.limiter.get(none, clock.now())).toBeNull();
         expect(await stores.limiter.get(c, clock.now())).toBeNull();
         // A cleared key starts a fresh window at its next consume.
         clock.advance(1000);
+        expect(await stores.limiter.settle([], [c], clock.now())).toEqual([null]);
         expect(await stores.limiter.consume(c, 1, MIN, clock.now())).toEqual({
           points: 1,
           resetAt: at(clock.now(), MIN),
         });
-        await stores.limiter.settle([], [], clock.now());
+        expect(await stores.limiter.settle([], [], clock.now())).toEqual([]);
       });
     });
   });
