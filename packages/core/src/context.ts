@@ -1,6 +1,7 @@
 import type { ThrottleBucket } from './auth/option-types.js';
 import type { PosternOptions } from './options.js';
 import type { Clock } from './ports/clock.js';
+import type { LimiterRecord } from './ports/limiter-store.js';
 import type { Logger } from './ports/logger.js';
 import type { Mailer } from './ports/mailer.js';
 import type { MfaMethod } from './ports/mfa-method.js';
@@ -64,10 +65,20 @@ export interface Throttle {
    *  atomically, so parallel requests cannot all pass before any is counted. Throws 429
    *  `rate_limited` (with retryAfter) when a bucket is over its limit, after giving back what
    *  this attempt took in the buckets before it. `release()` gives the points back when the
-   *  attempt succeeds (the buckets count failures): all of them, or those of the named buckets. */
-  take(
-    ...entries: Array<readonly [ThrottleBucket, string]>
-  ): Promise<{ release(...buckets: ThrottleBucket[]): Promise<void> }>;
+   *  attempt succeeds (the buckets count failures): all of them, or those of the named buckets.
+   *  `settle()` does that for `giveBack`, clears the `clear` buckets' keys and the `counters`
+   *  (other limiter keys, such as an account's failure counter), in one store call, answering
+   *  what each counter held. Every bucket is counted in one store call too; a refused
+   *  attempt's points in the other buckets are given back. Neither `release()` nor `settle()`
+   *  throws (a failure is logged, and the counters then read as empty). */
+  take(...entries: Array<readonly [ThrottleBucket, string]>): Promise<{
+    release(...buckets: ThrottleBucket[]): Promise<void>;
+    settle(
+      giveBack: ThrottleBucket[],
+      clear: ThrottleBucket[],
+      counters?: string[],
+    ): Promise<Array<LimiterRecord | null>>;
+  }>;
   /** Counts one event (a send for cooldown buckets, a request); throws 429 when this one is over the limit. */
   hit(bucket: ThrottleBucket, key: string): Promise<void>;
   /** Clears a key (e.g. after a successful login). */

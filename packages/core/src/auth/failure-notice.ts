@@ -1,4 +1,5 @@
 import type { PosternContext } from '../context.js';
+import type { LimiterRecord } from '../ports/limiter-store.js';
 import type { User } from '../ports/user-store.js';
 import { errorMessage } from '../util/error-message.js';
 import { logAuthEvent, type RequestMeta } from './log.js';
@@ -11,7 +12,8 @@ export const FAILURES_BEFORE_NOTICE = 3;
 /** Failures older than this (from the first one) are forgotten. */
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 
-const keyOf = (userId: string) => `failures:user:${userId}`;
+/** The limiter key of an account's failure counter. */
+export const failureKey = (userId: string) => `failures:user:${userId}`;
 
 /** Which step succeeded after the failures: the password (a second step still follows), the
  *  second step, or a whole sign-in (no second step). */
@@ -22,7 +24,7 @@ export type SucceededStep = 'password' | 'mfa' | 'signin';
  *  the throttle buckets, which count per email and address and end with their windows. Never
  *  fails the request: a store error is logged. */
 export async function countFailure(ctx: PosternContext, userId: string): Promise<void> {
-  await ctx.stores.limiter.consume(keyOf(userId), 1, WINDOW_MS, ctx.clock.now()).catch((e: unknown) => {
+  await ctx.stores.limiter.consume(failureKey(userId), 1, WINDOW_MS, ctx.clock.now()).catch((e: unknown) => {
     ctx.logger.warn(
       { event: 'limiter_unavailable', reason: 'failure_count', err: errorMessage(e) },
       'failure not counted',
@@ -38,34 +40,49 @@ export async function noticeAfterFailures(
   step: SucceededStep,
   meta?: RequestMeta | null,
 ): Promise<void> {
+  let rec: LimiterRecord | null;
   try {
-    const rec = await ctx.stores.limiter.get(keyOf(user.id), ctx.clock.now());
+    rec = await ctx.stores.limiter.get(failureKey(user.id), ctx.clock.now());
     if (!rec) return;
-    await ctx.stores.limiter.delete(keyOf(user.id));
-    if (rec.points < FAILURES_BEFORE_NOTICE) return;
-    const mail = failedAttemptsMail(user.email, rec.points, ctx.clock.now(), step);
-    ctx.mailer.send(mail).catch((e: unknown) => {
-      ctx.logger.warn(
-        { event: 'mail_failed', userId: user.id, reason: 'failed_attempts', err: errorMessage(e) },
-        'failed-attempts notice not sent',
-      );
-    });
-    logAuthEvent(
-      ctx.logger,
-      'info',
-      {
-        event: 'failed_attempts_notice',
-        outcome: 'success',
-        reason: step,
-        userId: user.id,
-        failures: rec.points,
-      },
-      meta,
-    );
+    await ctx.stores.limiter.delete(failureKey(user.id));
   } catch (e) {
     ctx.logger.warn(
       { event: 'limiter_unavailable', reason: 'failure_count', err: errorMessage(e) },
       'notice skipped',
     );
+    return;
   }
+  noticeFailures(ctx, user, step, rec, meta);
+}
+
+/** The notice part of `noticeAfterFailures` for a caller that has already cleared the
+ *  account's failure counter (in the same store call as its throttle buckets): `rec` is what
+ *  the counter held. */
+export function noticeFailures(
+  ctx: PosternContext,
+  user: User,
+  step: SucceededStep,
+  rec: LimiterRecord | null,
+  meta?: RequestMeta | null,
+): void {
+  if (!rec || rec.points < FAILURES_BEFORE_NOTICE) return;
+  const mail = failedAttemptsMail(user.email, rec.points, ctx.clock.now(), step);
+  ctx.mailer.send(mail).catch((e: unknown) => {
+    ctx.logger.warn(
+      { event: 'mail_failed', userId: user.id, reason: 'failed_attempts', err: errorMessage(e) },
+      'failed-attempts notice not sent',
+    );
+  });
+  logAuthEvent(
+    ctx.logger,
+    'info',
+    {
+      event: 'failed_attempts_notice',
+      outcome: 'success',
+      reason: step,
+      userId: user.id,
+      failures: rec.points,
+    },
+    meta,
+  );
 }

@@ -1,7 +1,7 @@
 import type { MfaRequiredAnswer, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { AuthDeps } from './deps.js';
-import { countFailure, noticeAfterFailures } from './failure-notice.js';
+import { countFailure, noticeFailures } from './failure-notice.js';
 import { ipOf, logAuthEvent, type RequestMeta } from './log.js';
 import { countPasswordAttempt } from './password-attempt.js';
 import type { SessionService } from './sessions.js';
@@ -51,7 +51,8 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
-  await attempt.succeeded();
+  // The account's failures since its last success are read and cleared with the buckets.
+  const failures = await attempt.succeeded(user.id);
 
   if (passwords.needsRehash(user.passwordHash)) {
     d.background.run('rehash', async () => {
@@ -86,7 +87,7 @@ export async function login(
     );
     throw new PosternError('invalid_credentials');
   }
-  await noticeAfterFailures(ctx, user, mfa ? 'password' : 'signin', meta);
+  noticeFailures(ctx, user, mfa ? 'password' : 'signin', failures, meta);
   if ('mfaRequired' in started) {
     logAuthEvent(
       ctx.logger,

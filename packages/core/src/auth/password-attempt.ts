@@ -1,5 +1,7 @@
 import type { PosternContext } from '../context.js';
+import type { LimiterRecord } from '../ports/limiter-store.js';
 import { limiterAddress } from '../util/client-ip.js';
+import { failureKey } from './failure-notice.js';
 import { ipOf, type RequestMeta } from './log.js';
 
 /** The key of the (email, address) bucket. A call without an address (a library call without
@@ -19,9 +21,15 @@ export async function countPasswordAttempt(ctx: PosternContext, email: string, m
   const pair = pairKey(email, ip);
   const taken = await ctx.throttle.take(['login:ip', ip], ['login:email+ip', pair], ['login:email', email]);
   return {
-    async succeeded(): Promise<void> {
-      await taken.release('login:ip', 'login:email');
-      await ctx.throttle.reset('login:email+ip', pair);
+    /** With `userId` (a login), the account's failure counter is cleared in the same store
+     *  call; the answer is what it held, for `noticeFailures`. */
+    async succeeded(userId?: string): Promise<LimiterRecord | null> {
+      const [failures] = await taken.settle(
+        ['login:ip', 'login:email'],
+        ['login:email+ip'],
+        userId === undefined ? [] : [failureKey(userId)],
+      );
+      return failures ?? null;
     },
   };
 }

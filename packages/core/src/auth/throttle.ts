@@ -1,7 +1,7 @@
 import type { Throttle, ThrottleBucket } from '../context.js';
 import { PosternError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { LimiterStore } from '../ports/limiter-store.js';
+import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
 import type { Logger } from '../ports/logger.js';
 import { limiterAddress } from '../util/client-ip.js';
 import { errorMessage } from '../util/error-message.js';
@@ -28,7 +28,7 @@ export function createThrottle(opts: {
   // bucket's limit. `refresh:session` is counted by the session store inside each rotation.
   const counter = (bucket: ThrottleBucket, key: string) =>
     `${bucket}:${bucket.endsWith(':ip') ? limiterAddress(key) : key}`;
-  const failed = (bucket: ThrottleBucket, e: unknown) => {
+  const failed = (bucket: ThrottleBucket | undefined, e: unknown) => {
     opts.logger.error(
       { event: 'limiter_unavailable', bucket, err: errorMessage(e) },
       'limiter store failed; refusing',
@@ -36,10 +36,10 @@ export function createThrottle(opts: {
     return e;
   };
   /** Adds `points` (a refund when negative) to the bucket's counter of `key`. */
+  const windowMs = (bucket: ThrottleBucket) => opts.limits[bucket].durationSeconds * 1000;
   const count = async (bucket: ThrottleBucket, key: string, points: number) => {
     try {
-      const windowMs = opts.limits[bucket].durationSeconds * 1000;
-      return await opts.port.consume(counter(bucket, key), points, windowMs, opts.clock.now());
+      return await opts.port.consume(counter(bucket, key), points, windowMs(bucket), opts.clock.now());
     } catch (e) {
       throw failed(bucket, e);
     }
@@ -53,34 +53,70 @@ export function createThrottle(opts: {
     if (rec.points > opts.limits[bucket].points)
       throw tooMany(bucket, rec.resetAt.getTime() - opts.clock.now().getTime());
   };
-  /** A refund that fails is logged (by `count`), not thrown: it must not turn a success into an
-   *  error. */
-  const refund = async (bucket: ThrottleBucket, key: string) => {
-    if (key === '') return;
-    await count(bucket, key, -1).catch(() => {});
+  /** Gives one point back to each of `giveBack`, and clears `clear` and `counters` (other
+   *  limiter keys), in one store call, answering what each of `counters` held. A failure is
+   *  logged, not thrown (it must not turn a success into an error); the counters then read as
+   *  empty. */
+  const settle = async (
+    giveBack: ReadonlyArray<readonly [ThrottleBucket, string]>,
+    clear: ReadonlyArray<readonly [ThrottleBucket, string]>,
+    counters: readonly string[] = [],
+  ): Promise<Array<LimiterRecord | null>> => {
+    if (giveBack.length === 0 && clear.length === 0 && counters.length === 0) return [];
+    const held = await opts.port
+      .settle(
+        giveBack.map(([bucket, key]) => ({ key: counter(bucket, key), points: 1 })),
+        [...counters, ...clear.map(([bucket, key]) => counter(bucket, key))],
+        opts.clock.now(),
+      )
+      .catch((e: unknown) => {
+        failed((giveBack[0] ?? clear[0])?.[0], e);
+        return [];
+      });
+    return counters.map((_, i) => held[i] ?? null);
   };
 
   return {
     async take(...entries) {
-      const taken: Array<readonly [ThrottleBucket, string]> = [];
-      const giveBack = (...buckets: ThrottleBucket[]) =>
-        Promise.all(
-          taken
-            .filter(([bucket]) => buckets.length === 0 || buckets.includes(bucket))
-            .map(([bucket, key]) => refund(bucket, key)),
-        ).then(() => {});
-      for (const entry of entries) {
-        try {
-          await hit(entry[0], entry[1]);
-        } catch (e) {
-          // A refused attempt costs nothing in the buckets that let it through; the refusing
-          // bucket keeps its point (it is over the limit either way).
-          await giveBack();
-          throw e;
-        }
-        taken.push(entry);
+      // Every bucket is counted in one store call; the first one in order that is over its
+      // limit refuses, and the attempt then costs nothing in the others (the refusing bucket
+      // keeps its point: it is over the limit either way).
+      const taken = entries.filter(([, key]) => key !== '');
+      const pick = (buckets: readonly ThrottleBucket[]) =>
+        taken.filter(([bucket]) => buckets.includes(bucket));
+      const answer = {
+        release: async (...buckets: ThrottleBucket[]) => {
+          await settle(buckets.length === 0 ? taken : pick(buckets), []);
+        },
+        settle: (giveBack: ThrottleBucket[], clear: ThrottleBucket[], counters: string[] = []) =>
+          settle(pick(giveBack), pick(clear), counters),
+      };
+      if (taken.length === 0) return answer;
+      const now = opts.clock.now();
+      let records: LimiterRecord[];
+      try {
+        records = await opts.port.consumeMany(
+          taken.map(([bucket, key]) => ({
+            key: counter(bucket, key),
+            points: 1,
+            durationMs: windowMs(bucket),
+          })),
+          now,
+        );
+      } catch (e) {
+        throw failed(taken[0]![0], e);
       }
-      return { release: giveBack };
+      const over = taken.findIndex(([bucket], i) => records[i]!.points > opts.limits[bucket].points);
+      if (over >= 0) {
+        await settle(
+          taken.filter((_, i) => i !== over),
+          [],
+        );
+        // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's
+        // reason) and the request's fields; a library caller gets the error itself.
+        throw tooMany(taken[over]![0], records[over]!.resetAt.getTime() - now.getTime());
+      }
+      return answer;
     },
     hit,
     async reset(bucket, key) {

@@ -45,20 +45,36 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
     }
   };
 
-  return {
+  /** One counter's add, without an `await`: `consumeMany` and `settle` stay atomic. */
+  const add = (key: string, points: number, durationMs: number, now: Date): LimiterRecord => {
+    const c = counters.get(key);
+    if (c && !hasEnded(c.resetAt, now)) {
+      c.points = Math.max(0, c.points + points);
+      return out(c);
+    }
+    // A refund never starts a window.
+    if (points < 0) return { points: 0, resetAt: new Date(now) };
+    counters.delete(key);
+    if (counters.size >= maxKeys) makeRoom(now);
+    const fresh = { points, resetAt: now.getTime() + durationMs };
+    counters.set(key, fresh);
+    return out(fresh);
+  };
+
+  const store: LimiterStore = {
     async consume(key, points, durationMs, now) {
-      const c = counters.get(key);
-      if (c && !hasEnded(c.resetAt, now)) {
-        c.points = Math.max(0, c.points + points);
-        return out(c);
-      }
-      // A refund never starts a window.
-      if (points < 0) return { points: 0, resetAt: new Date(now) };
-      counters.delete(key);
-      if (counters.size >= maxKeys) makeRoom(now);
-      const fresh = { points, resetAt: now.getTime() + durationMs };
-      counters.set(key, fresh);
-      return out(fresh);
+      return add(key, points, durationMs, now);
+    },
+    async consumeMany(entries, now) {
+      return entries.map((e) => add(e.key, e.points, e.durationMs, now));
+    },
+    async settle(refund, clear, now) {
+      for (const r of refund) add(r.key, -r.points, 0, now);
+      return clear.map((key) => {
+        const c = counters.get(key);
+        counters.delete(key);
+        return c && !hasEnded(c.resetAt, now) ? out(c) : null;
+      });
     },
     async get(key, now) {
       const c = counters.get(key);
@@ -68,4 +84,5 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       counters.delete(key);
     },
   };
+  return store;
 }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { EmailCode } from '../ports/email-code-store.js';
 import type { MfaFactor, PendingTotp } from '../ports/mfa-factor-store.js';
+import type { MfaMethod } from '../ports/mfa-method.js';
 import type { MfaStores } from '../ports/mfa-stores.js';
 import type { PendingLogin } from '../ports/pending-login-store.js';
 import type { RecoveryCode } from '../ports/recovery-code-store.js';
@@ -86,6 +87,18 @@ export function memoryMfaStores(
     mfaFactors: {
       async listFactors(userId) {
         return [...factors.values()].filter((f) => f.userId === userId).map(copy);
+      },
+      async listMethods(userId) {
+        const methods: MfaMethod[] = [...factors.values()]
+          .filter((f) => f.userId === userId)
+          .map((f) => f.type);
+        for (const c of credentials.values()) {
+          if (c.userId === userId) {
+            methods.push('webauthn');
+            break;
+          }
+        }
+        return methods;
       },
       async getFactor(userId, type) {
         const f = factors.get(`${userId}:${type}`);

@@ -7,13 +7,7 @@ const ORDER: MfaMethod[] = ['webauthn', 'totp', 'email'];
 /** Confirmed methods of the user that the host allows (`mfa.methods`), strongest first.
  *  Empty = MFA is off for this user. */
 export async function enabledMethods(env: MfaEnv, userId: string): Promise<MfaMethod[]> {
-  const { mfaFactors, webauthnCredentials } = env.ctx.stores;
-  const [factors, creds] = await Promise.all([
-    mfaFactors.listFactors(userId),
-    webauthnCredentials.listCredentials(userId),
-  ]);
-  const have = new Set<MfaMethod>(factors.map((f) => f.type));
-  if (creds.length > 0) have.add('webauthn');
+  const have = new Set(await env.ctx.stores.mfaFactors.listMethods(userId));
   return ORDER.filter((m) => have.has(m) && env.cfg.methods.has(m));
 }
 

@@ -16,6 +16,25 @@ export interface LimiterStore {
    *  only lowers a live counter (never below zero) and never starts a window; without a live
    *  counter it changes nothing and returns `{ points: 0, resetAt: now }`. */
   consume(key: string, points: number, durationMs: number, now: Date): Promise<LimiterRecord>;
+  /** `consume` of several distinct keys in one call (a login counts three buckets; on Postgres
+   *  one statement): each key's add is atomic as in `consume` (`points` >= 1), the results come
+   *  in entry order. The set is not one unit: a concurrent reader may see one key counted and
+   *  not yet another, and a failure may leave some counted (a limiter errs towards refusing). */
+  consumeMany(
+    entries: ReadonlyArray<{ key: string; points: number; durationMs: number }>,
+    now: Date,
+  ): Promise<LimiterRecord[]>;
+  /** After a success, in one call: gives `points` back to each `refund` key as a negative
+   *  `consume` would (a live counter only, never below zero), and ends the windows of the
+   *  `clear` keys as `delete` would, answering what each `clear` key held (its live counter
+   *  at `now`, else null), in order. Keys are distinct across both lists. Each key's change is
+   *  atomic with its answer (a concurrent add lands before, and is answered, or after, and
+   *  stays); the set is not one unit. */
+  settle(
+    refund: ReadonlyArray<{ key: string; points: number }>,
+    clear: readonly string[],
+    now: Date,
+  ): Promise<Array<LimiterRecord | null>>;
   /** The live counter of `key`, or null (absent or window ended at `now`). */
   get(key: string, now: Date): Promise<LimiterRecord | null>;
   delete(key: string): Promise<void>;

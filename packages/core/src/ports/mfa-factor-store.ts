@@ -1,3 +1,5 @@
+import type { MfaMethod } from './mfa-method.js';
+
 /** AES-256-GCM sealed bytes (a TOTP seed at rest). */
 export interface SealedSecret {
   /** Id of the key that sealed it (so keys can rotate). */
@@ -31,6 +33,10 @@ export interface PendingTotp {
 export interface MfaFactorStore {
   /** Active factors of the user (TOTP, email), any order. */
   listFactors(userId: string): Promise<MfaFactor[]>;
+  /** The second steps the user has, in one read (a login's and `/auth/me`'s question; on
+   *  Postgres one statement): the type of each active factor, and `'webauthn'` when the user
+   *  holds a WebAuthn credential (WebAuthnCredentialStore). Any order, no repeats. */
+  listMethods(userId: string): Promise<MfaMethod[]>;
   getFactor(userId: string, type: MfaFactor['type']): Promise<MfaFactor | null>;
   /** Adds the factor, replacing an active one of the same type. */
   enableFactor(factor: MfaFactor): Promise<void>;

@@ -53,6 +53,31 @@ describe('throttling', () => {
     await t.ph.auth.login({ email: u.email, password: u.password }, { ip: A });
   });
 
+  it('a refused guess costs nothing in the buckets that let it through (all counted in one call)', async () => {
+    const t = setup({
+      throttle: {
+        'login:email': { points: 15, durationSeconds: 900 },
+        'login:ip': { points: 15, durationSeconds: 900 },
+      },
+    });
+    const u = await user(t);
+    const A = '203.0.113.77';
+    for (let i = 0; i < 10; i++)
+      await expect(
+        t.ph.auth.login({ email: u.email, password: `nope-${i}` }, { ip: A }),
+      ).rejects.toMatchObject(bad);
+    // Refused by the pair bucket: the address and email buckets are given their points back.
+    for (let i = 0; i < 20; i++)
+      await expect(t.ph.auth.login({ email: u.email, password: 'nope' }, { ip: A })).rejects.toMatchObject({
+        ...limited,
+        reason: 'login:email+ip',
+      });
+    await t.ph.auth.login({ email: u.email, password: u.password }, { ip: '198.51.100.9' });
+    // The address still has room for other emails (10 of 15 counted there).
+    const other = await user(t);
+    await t.ph.auth.login({ email: other.email, password: other.password }, { ip: A });
+  });
+
   it('failures from many addresses meet the ceiling of the email alone (100 per 15 min)', async () => {
     const t = setup({ throttle: { 'login:email': { points: 25, durationSeconds: 900 } } });
     const u = await user(t);
@@ -155,6 +180,8 @@ describe('throttling', () => {
     const stores = memoryStores({ clock });
     const down: LimiterStore = {
       consume: () => Promise.reject(new StoreError('limiter down')),
+      consumeMany: () => Promise.reject(new StoreError('limiter down')),
+      settle: () => Promise.reject(new StoreError('limiter down')),
       get: () => Promise.reject(new StoreError('limiter down')),
       delete: () => Promise.reject(new StoreError('limiter down')),
     };
@@ -170,6 +197,8 @@ describe('throttling', () => {
     const stores = memoryStores({ clock });
     const down: LimiterStore = {
       consume: () => Promise.reject(new StoreError('limiter down')),
+      consumeMany: () => Promise.reject(new StoreError('limiter down')),
+      settle: () => Promise.reject(new StoreError('limiter down')),
       get: () => Promise.reject(new StoreError('limiter down')),
       delete: () => Promise.reject(new StoreError('limiter down')),
     };

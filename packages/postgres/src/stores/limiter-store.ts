@@ -5,7 +5,8 @@ import type { StoreDeps } from '../deps.js';
 const SWEEP_EVERY = 1024;
 
 /** Fixed windows in one upsert: the row lock of `ON CONFLICT DO UPDATE` serialises concurrent
- *  hits on one key, and the window restarts in the same statement when it has ended. */
+ *  hits on one key, and the window restarts in the same statement when it has ended. The
+ *  several-key statements take their rows in key order, so two of them never deadlock. */
 export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore {
   const T = t('limiter');
   let writes = 0;
@@ -13,6 +14,15 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
     points: r.points,
     resetAt: r.reset_at,
   });
+
+  const sweepSometimes = async (now: Date) => {
+    if (++writes % SWEEP_EVERY !== 0) return;
+    await db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]).catch((err: unknown) => {
+      logger.warn({ event: 'limiter_sweep_failed', err: String(err) }, 'limiter sweep failed');
+    });
+  };
+  const byKey = <E extends { key: string }>(entries: readonly E[]) =>
+    [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
   return {
     async consume(key, points, durationMs, now) {
@@ -33,12 +43,63 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
          RETURNING points, reset_at`,
         [key, points, new Date(now.getTime() + durationMs), now],
       );
-      if (++writes % SWEEP_EVERY === 0) {
-        await db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]).catch((err: unknown) => {
-          logger.warn({ event: 'limiter_sweep_failed', err: String(err) }, 'limiter sweep failed');
-        });
-      }
+      await sweepSometimes(now);
       return out(r.rows[0]);
+    },
+    async consumeMany(entries, now) {
+      if (entries.length === 0) return [];
+      const sorted = byKey(entries);
+      const r = await db.query(
+        `INSERT INTO ${T} AS l (key, points, reset_at)
+         SELECT e.key, e.points, e.reset_at FROM unnest($1::text[], $2::int[], $3::timestamptz[]) WITH ORDINALITY AS e(key, points, reset_at, n)
+         ORDER BY n
+         ON CONFLICT (key) DO UPDATE SET
+           points = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.points ELSE l.points + EXCLUDED.points END,
+           reset_at = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.reset_at ELSE l.reset_at END
+         RETURNING key, points, reset_at`,
+        [
+          sorted.map((e) => e.key),
+          sorted.map((e) => e.points),
+          sorted.map((e) => new Date(now.getTime() + e.durationMs)),
+          now,
+        ],
+      );
+      await sweepSometimes(now);
+      const got = new Map(
+        (r.rows as Array<{ key: string; points: number; reset_at: Date }>).map((x) => [x.key, x]),
+      );
+      return entries.map((e) => out(got.get(e.key)!));
+    },
+    async settle(refund, clear, now) {
+      if (refund.length === 0 && clear.length === 0) return [];
+      // One UPDATE: a cleared key's window ends now, which every read and the next consume
+      // treat as absent (the sweep deletes it), as a DELETE would. The rows are locked first,
+      // in key order, and their values then are what a cleared key held.
+      const all = byKey([
+        ...refund.map((r) => ({ key: r.key, back: r.points, clear: false })),
+        ...clear.map((key) => ({ key, back: 0, clear: true })),
+      ]);
+      const r = await db.query(
+        `WITH e AS (
+           SELECT * FROM unnest($1::text[], $2::int[], $3::bool[]) AS e(key, back, clear)
+         ), held AS (
+           SELECT key, points, reset_at FROM ${T} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE
+         )
+         UPDATE ${T} AS l SET
+           points = CASE WHEN e.clear THEN 0 ELSE GREATEST(l.points - e.back, 0) END,
+           reset_at = CASE WHEN e.clear THEN LEAST(l.reset_at, $4) ELSE l.reset_at END
+         FROM held JOIN e ON e.key = held.key
+         WHERE l.key = held.key AND (e.clear OR l.reset_at > $4)
+         RETURNING l.key, held.points, held.reset_at`,
+        [all.map((e) => e.key), all.map((e) => e.back), all.map((e) => e.clear), now],
+      );
+      const held = new Map(
+        (r.rows as Array<{ key: string; points: number; reset_at: Date }>).map((x) => [x.key, x]),
+      );
+      return clear.map((key) => {
+        const h = held.get(key);
+        return h && h.reset_at > now ? out(h) : null;
+      });
     },
     async get(key, now) {
       const r = await db.query(`SELECT points, reset_at FROM ${T} WHERE key = $1 AND reset_at > $2`, [

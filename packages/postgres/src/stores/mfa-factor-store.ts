@@ -1,4 +1,4 @@
-import type { MfaFactor, MfaFactorStore, PendingTotp, SealedSecret } from '@postern/core';
+import type { MfaFactor, MfaFactorStore, MfaMethod, PendingTotp, SealedSecret } from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 
@@ -23,7 +23,17 @@ const toFactor = (r: FactorRow): MfaFactor => {
 export function postgresMfaFactorStore({ db, t }: StoreDeps): MfaFactorStore {
   const F = t('mfa_factors');
   const P = t('mfa_pending_totp');
+  const W = t('webauthn_credentials');
   return {
+    async listMethods(userId) {
+      const r = await db.query(
+        `SELECT type FROM ${F} WHERE user_id = $1
+         UNION ALL
+         SELECT 'webauthn' WHERE EXISTS (SELECT 1 FROM ${W} WHERE user_id = $1)`,
+        [userId],
+      );
+      return (r.rows as Array<{ type: MfaMethod }>).map((x) => x.type);
+    },
     async listFactors(userId) {
       const r = await db.query(`SELECT * FROM ${F} WHERE user_id = $1 ORDER BY type`, [userId]);
       return r.rows.map(toFactor);

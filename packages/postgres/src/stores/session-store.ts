@@ -88,9 +88,10 @@ const SWEEP_EVERY = 256;
  * exactly one inserts the successor. Every end stamps `ended_xid = pg_current_xact_id()`, which
  * the ended-sid feed reads against the last read's snapshot so a slow commit is never skipped.
  */
-export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): SessionStore {
+export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore {
   const S = t('sessions');
   const RT = t('refresh_tokens');
+  const CREATE = t('create_session');
   const LIVE = `ended_at IS NULL AND expires_at > $2 AND idle_expires_at > $2`;
   const END = `ended_at = $2, end_reason = $3, ended_xid = pg_current_xact_id()`;
   let creates = 0;
@@ -107,48 +108,37 @@ export function postgresSessionStore({ db, t, atomic, logger }: StoreDeps): Sess
 
   return {
     async create(session, token, { maxPerUser }) {
-      const evicted = await atomic(async (tx) => {
-        // One user's logins take turns, so the cap holds under concurrent logins.
-        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${S}:${session.userId}`]);
-        await tx.query(
-          `INSERT INTO ${S} (id, user_id, created_at, expires_at, idle_expires_at, last_used_at, auth_time, amr, ip, user_agent, ended_at, end_reason, refresh_cookie)
-           VALUES ($1, $2, $3, $4, LEAST($5::timestamptz, $4::timestamptz), $6, $7, $8, $9, $10, $11, $12, $13)`,
-          [
-            session.id,
-            session.userId,
-            session.createdAt,
-            session.expiresAt,
-            session.idleExpiresAt,
-            session.lastUsedAt,
-            session.authTime,
-            session.amr,
-            session.ip,
-            session.userAgent,
-            session.endedAt,
-            session.endReason,
-            session.cookie === true,
-          ],
-        );
-        if (token) {
-          await tx.query(`INSERT INTO ${RT} (hash, session_id, created_at) VALUES ($1, $2, $3)`, [
-            token.hash,
-            session.id,
-            session.createdAt,
-          ]);
-        }
-        const r = await tx.query(
-          `UPDATE ${S} SET ${END}
-           WHERE id IN (
-             SELECT id FROM ${S} WHERE user_id = $1 AND ${LIVE}
-             ORDER BY created_at DESC, seq DESC OFFSET $4
-           )
-           RETURNING id, created_at, seq`,
-          [session.userId, session.createdAt, 'evicted', maxPerUser],
-        );
-        return (r.rows as Array<{ id: string; created_at: Date; seq: string }>)
-          .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || Number(a.seq) - Number(b.seq))
-          .map((x) => x.id);
-      });
+      // One statement: the function (migration 0017) takes the per-user lock, so one user's
+      // logins take turns and the cap holds under concurrent logins, then inserts and evicts.
+      const r = await db.query(
+        `SELECT evicted_id, evicted_created_at, evicted_seq
+         FROM ${CREATE}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+        [
+          `${S}:${session.userId}`,
+          session.id,
+          session.userId,
+          session.createdAt,
+          session.expiresAt,
+          session.idleExpiresAt,
+          session.lastUsedAt,
+          session.authTime,
+          session.amr,
+          session.ip,
+          session.userAgent,
+          session.endedAt,
+          session.endReason,
+          session.cookie === true,
+          token ? token.hash : null,
+          maxPerUser,
+        ],
+      );
+      const evicted = (r.rows as Array<{ evicted_id: string; evicted_created_at: Date; evicted_seq: string }>)
+        .sort(
+          (a, b) =>
+            a.evicted_created_at.getTime() - b.evicted_created_at.getTime() ||
+            Number(a.evicted_seq) - Number(b.evicted_seq),
+        )
+        .map((x) => x.evicted_id);
       if (++creates % SWEEP_EVERY === 0) await sweep(session.createdAt);
       return evicted;
     },

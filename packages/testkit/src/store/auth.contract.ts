@@ -810,6 +810,86 @@ export function authStoreContract(setup: StoreSetup): void {
         expect(await stores.limiter.get(key, clock.now())).toBeNull();
         await stores.limiter.delete(`absent:${id()}`);
       });
+
+      it('consumeMany counts each key as consume does, answers in entry order, and loses no increment', async () => {
+        const { stores, clock } = await setup();
+        const [a, b, c] = [`login:ip:${id()}`, `login:email+ip:${id()}`, `login:email:${id()}`];
+        const early = await stores.limiter.consume(b, 2, MIN, clock.now());
+        clock.advance(1000);
+        const got = await stores.limiter.consumeMany(
+          [
+            { key: c, points: 1, durationMs: 15 * MIN },
+            { key: a, points: 3, durationMs: MIN },
+            { key: b, points: 1, durationMs: MIN },
+          ],
+          clock.now(),
+        );
+        expect(got).toEqual([
+          { points: 1, resetAt: at(clock.now(), 15 * MIN) },
+          { points: 3, resetAt: at(clock.now(), MIN) },
+          { points: 3, resetAt: early.resetAt },
+        ]);
+        expect(await stores.limiter.consumeMany([], clock.now())).toEqual([]);
+        // A window that has ended restarts, key by key.
+        clock.set(early.resetAt);
+        const next = await stores.limiter.consumeMany(
+          [
+            { key: b, points: 1, durationMs: MIN },
+            { key: c, points: 1, durationMs: 15 * MIN },
+          ],
+          clock.now(),
+        );
+        expect(next.map((r) => r.points)).toEqual([1, 2]);
+        // Overlapping concurrent calls (keys in different orders) neither lose counts nor fail.
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            stores.limiter.consumeMany(
+              (i % 2 ? [a, c] : [c, a]).map((key) => ({ key, points: 1, durationMs: 15 * MIN })),
+              clock.now(),
+            ),
+          ),
+        );
+        expect((await stores.limiter.get(c, clock.now()))?.points).toBe(14);
+      });
+
+      it('settle refunds live counters (never below zero, starting none) and clears others in one call', async () => {
+        const { stores, clock } = await setup();
+        const [a, b, c, none] = [
+          `login:ip:${id()}`,
+          `login:email:${id()}`,
+          `login:email+ip:${id()}`,
+          `x:${id()}`,
+        ];
+        const first = await stores.limiter.consume(a, 3, MIN, clock.now());
+        await stores.limiter.consume(b, 1, MIN, clock.now());
+        await stores.limiter.consume(c, 5, MIN, clock.now());
+        const ended = `failures:user:${id()}`;
+        await stores.limiter.consume(ended, 4, 1000, clock.now());
+        clock.advance(1000);
+        const held = await stores.limiter.settle(
+          [
+            { key: a, points: 1 },
+            { key: b, points: 4 },
+            { key: none, points: 1 },
+          ],
+          [c, `absent:${id()}`, ended],
+          clock.now(),
+        );
+        // What each cleared key held: its live counter, else null.
+        expect(held).toEqual([{ points: 5, resetAt: first.resetAt }, null, null]);
+        expect(await stores.limiter.get(a, clock.now())).toEqual({ points: 2, resetAt: first.resetAt });
+        expect((await stores.limiter.get(b, clock.now()))?.points).toBe(0);
+        expect(await stores.limiter.get(none, clock.now())).toBeNull();
+        expect(await stores.limiter.get(c, clock.now())).toBeNull();
+        // A cleared key starts a fresh window at its next consume.
+        clock.advance(1000);
+        expect(await stores.limiter.settle([], [c], clock.now())).toEqual([null]);
+        expect(await stores.limiter.consume(c, 1, MIN, clock.now())).toEqual({
+          points: 1,
+          resetAt: at(clock.now(), MIN),
+        });
+        expect(await stores.limiter.settle([], [], clock.now())).toEqual([]);
+      });
     });
   });
 }

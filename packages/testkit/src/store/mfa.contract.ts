@@ -357,6 +357,28 @@ export function mfaStoreContract(setup: StoreSetup): void {
         expect(await stores.mfaFactors.getFactor(userId, 'email')).toBeNull();
       });
 
+      it('listMethods names each active factor once and webauthn once for any number of credentials', async () => {
+        const { stores, clock } = await setup();
+        const userId = id();
+        expect(await stores.mfaFactors.listMethods(userId)).toEqual([]);
+        await stores.webauthnCredentials.addCredential(credential(userId, clock.now()));
+        await stores.webauthnCredentials.addCredential(credential(userId, clock.now(), { name: 'Phone' }));
+        expect(await stores.mfaFactors.listMethods(userId)).toEqual(['webauthn']);
+        await stores.mfaFactors.enableFactor({ userId, type: 'email', enabledAt: clock.now() });
+        await stores.mfaFactors.enableFactor({
+          userId,
+          type: 'totp',
+          enabledAt: clock.now(),
+          secret: sealed(),
+        });
+        // Another user's factors and credentials are not this one's.
+        await stores.webauthnCredentials.addCredential(credential(id(), clock.now()));
+        expect((await stores.mfaFactors.listMethods(userId)).sort()).toEqual(['email', 'totp', 'webauthn']);
+        const other = id();
+        await stores.mfaFactors.enableFactor({ userId: other, type: 'email', enabledAt: clock.now() });
+        expect(await stores.mfaFactors.listMethods(other)).toEqual(['email']);
+      });
+
       it('acceptTotpStep lets exactly one concurrent caller take a step, and never an older one', async () => {
         const { stores, clock } = await setup();
         const userId = id();
