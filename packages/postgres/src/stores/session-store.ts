@@ -108,7 +108,7 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
 
   return {
     async create(session, token, { maxPerUser }) {
-      // One statement: the function (migration 0017) takes the per-user lock, so one user's
+      // One statement: the function (migration 0016) takes the per-user lock, so one user's
       // logins take turns and the cap holds under concurrent logins, then inserts and evicts.
       const r = await db.query(
         `SELECT evicted_id, evicted_created_at, evicted_seq
