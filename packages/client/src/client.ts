@@ -49,6 +49,7 @@ function fileNameOf(disposition: string | null): string | null {
 export function createClient(options: ClientOptions = {}) {
   const base = (options.baseUrl ?? (typeof location === 'object' ? location.origin : '')).replace(/\/+$/, '');
   if (!isAbsolute(base)) throw new TypeError('createClient: baseUrl must be an absolute URL');
+  const origin = new URL(base).origin;
   const authBase = base + (options.authPath ?? '/auth');
   const inboxBase = base + (options.inboxPath ?? '/inbox');
   const fetchFn: FetchFn = (input, init) => (options.fetch ?? globalThis.fetch)(input, init);
@@ -229,11 +230,16 @@ export function createClient(options: ClientOptions = {}) {
     /**
      * `fetch` for the host's own API: adds the access token and, when the answer is a 401
      * `invalid_token`, refreshes once and retries once. A relative URL resolves against `baseUrl`.
+     * Only requests to `baseUrl`'s origin get the token: any other URL (a CDN, an address from
+     * user input) is fetched as given, so the token never leaves for another origin and another
+     * origin's 401 never makes the client refresh.
      * A body that is a stream cannot be sent twice: give a string, Blob, FormData or buffer.
      */
     fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
       const target =
         typeof input === 'string' && !isAbsolute(input) ? new URL(input, `${base}/`).href : input;
+      const url = target instanceof Request ? target.url : String(target);
+      if (new URL(url).origin !== origin) return fetchFn(target, init);
       return keeper.authed((token) => {
         const headers = new Headers(init.headers ?? (target instanceof Request ? target.headers : undefined));
         if (token) headers.set('authorization', `Bearer ${token}`);

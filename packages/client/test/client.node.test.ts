@@ -2,6 +2,8 @@
 // client (memory or the caller's storage), the server's clock moved to expire access tokens.
 
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHttpEnv, type HttpContext, type Mount } from '@postern/testkit';
 import * as OTPAuth from 'otpauth';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +62,28 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
     expect(client.getSession()).toBe(snapshot); // unchanged user, same object
     const host = await client.fetch('/host/me');
     expect(await host.json()).toEqual({ userId: user.id });
+  });
+
+  it('adds the token only to requests for its own origin, and never refreshes on a 401 of another origin', async () => {
+    const client = await signedIn();
+    const seen: Array<string | undefined> = [];
+    const other = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(401, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ status: 401, code: 'invalid_token' }));
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      // localhost and 127.0.0.1 are different origins for the same server.
+      const port = (other.address() as AddressInfo).port;
+      expect((await client.fetch(`http://localhost:${port}/x`)).status).toBe(401);
+      expect((await client.fetch(new Request(`http://127.0.0.1:${port}/y`))).status).toBe(401);
+      expect(seen).toEqual([undefined, undefined]);
+      expect(refreshes).toBe(0);
+      expect((await client.fetch('/host/me')).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('refreshes once for ten parallel calls with a refused token, and retries each', async () => {
