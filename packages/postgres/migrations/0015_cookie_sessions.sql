@@ -1,4 +1,4 @@
--- Postern on Postgres, part 16: browser sessions, whose refresh token travels in an HttpOnly
+-- Postern on Postgres, part 15: browser sessions, whose refresh token travels in an HttpOnly
 -- cookie (login `refreshToken: 'cookie'`). The session and the pending MFA login remember the
 -- kind: a cookie session's answers set the cookie, and its reuse window is its own. A cookie
 -- session rotates into a token derived from the presented one with a random salt kept on the

@@ -1,4 +1,4 @@
--- Postern on Postgres, part 17: a login's session is created by one call of a function, so it
+-- Postern on Postgres, part 16: a login's session is created by one call of a function, so it
 -- costs one round trip instead of six (BEGIN, the per-user lock, the session, its refresh
 -- token, the eviction over the cap, COMMIT). The function body runs the same steps in the same
 -- order inside the caller's transaction (the statement's own when there is none): the per-user

@@ -21,8 +21,10 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
       logger.warn({ event: 'limiter_sweep_failed', err: String(err) }, 'limiter sweep failed');
     });
   };
+  // Rows are locked in one order everywhere: byte order of the keys' UTF-8, here and in SQL
+  // (`COLLATE "C"`), whatever the database's collation, or two calls could deadlock.
   const byKey = <E extends { key: string }>(entries: readonly E[]) =>
-    [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
 
   return {
     async consume(key, points, durationMs, now) {
@@ -83,7 +85,7 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
         `WITH e AS (
            SELECT * FROM unnest($1::text[], $2::int[], $3::bool[]) AS e(key, back, clear)
          ), held AS (
-           SELECT key, points, reset_at FROM ${T} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE
+           SELECT key, points, reset_at FROM ${T} WHERE key = ANY($1::text[]) ORDER BY key COLLATE "C" FOR UPDATE
          )
          UPDATE ${T} AS l SET
            points = CASE WHEN e.clear THEN 0 ELSE GREATEST(l.points - e.back, 0) END,
