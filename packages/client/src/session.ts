@@ -160,6 +160,9 @@ export function createKeeper(o: KeeperOptions) {
       channel?.postMessage({ type: 'signed-in' });
       return user;
     },
+    /** Signed out only once the server ended the session (or says it had ended): a failed
+     *  logout (network, 5xx, 403) throws and leaves the session as it is, since a cookie session
+     *  the server still holds would come back at the next reload. */
     async signOut() {
       try {
         const stored = o.cookie ? undefined : await storage.get();
@@ -168,11 +171,10 @@ export function createKeeper(o: KeeperOptions) {
       } catch (e) {
         // Already ended (401) is signed out too.
         if (!(e instanceof PosternClientError) || e.status !== 401) throw e;
-      } finally {
-        if (!o.cookie) await storage.delete();
-        signedOut();
-        channel?.postMessage({ type: 'signed-out' });
       }
+      if (!o.cookie) await storage.delete();
+      signedOut();
+      channel?.postMessage({ type: 'signed-out' });
     },
     close() {
       channel?.close();

@@ -86,6 +86,23 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
     }
   });
 
+  it('keeps the session when the logout does not reach the server, and signs out once it does', async () => {
+    let down = true;
+    const flaky: typeof fetch = (input, init) =>
+      down && String(input).endsWith('/auth/logout')
+        ? Promise.reject(new TypeError('fetch failed'))
+        : fetch(input, init);
+    const client = createClient({ baseUrl: ctx.url, fetch: flaky });
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    await client.logIn({ email, password: SCENARIO_PASSWORD });
+    await expect(client.logOut()).rejects.toThrow('fetch failed');
+    expect(client.getSession().status).toBe('signed-in');
+    expect((await client.fetch('/host/me')).status).toBe(200);
+    down = false;
+    await client.logOut();
+    expect(client.getSession().status).toBe('signed-out');
+  });
+
   it('refreshes once for ten parallel calls with a refused token, and retries each', async () => {
     const client = await signedIn();
     ctx.clock.advance(16 * 60_000); // the server's clock: the access token has expired there
