@@ -20,7 +20,9 @@ export const reasonOf = (e: unknown): string => (isPosternError(e) && e.reason) 
  *  `authorization_denied` with its reason and fingerprint; a request that sent no
  *  `Authorization` header at all presented nothing to refuse and is only answered (401). */
 export function createBearerCheck(ctx: PosternContext, audience: string, ended: EndedSessions) {
-  const denied = (reason: string, token: string, meta?: RequestMeta | null, p?: Principal) =>
+  /** `token` is absent for a header that holds no Bearer token: it may be another scheme's
+   *  credentials (`Basic` carries a password), whose short unsalted hash must not be logged. */
+  const denied = (reason: string, token: string | null, meta?: RequestMeta | null, p?: Principal) =>
     logAuthEvent(
       ctx.logger,
       'warn',
@@ -30,7 +32,7 @@ export function createBearerCheck(ctx: PosternContext, audience: string, ended: 
         reason,
         userId: p?.userId,
         sid: p?.sid,
-        tokenSha256: tokenFingerprint(token),
+        ...(token === null ? {} : { tokenSha256: tokenFingerprint(token) }),
       },
       meta,
     );
@@ -56,7 +58,7 @@ export function createBearerCheck(ctx: PosternContext, audience: string, ended: 
       t = bearerToken(authorization);
     } catch (e) {
       const reason = reasonOf(e);
-      if (reason !== NO_TOKEN) denied(reason, String(authorization), meta);
+      if (reason !== NO_TOKEN) denied(reason, null, meta);
       throw e;
     }
     return token(t, meta);

@@ -18,8 +18,3 @@ export function successorToken(token: string, salt: string): string {
 export function sha256(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('base64url');
 }
-
-/** A short, non-reversible tag of a token for logs (docs/auth.md, Logging). */
-export function tokenTag(value: string): string {
-  return sha256(value).slice(0, 12);
-}

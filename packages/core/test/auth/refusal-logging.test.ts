@@ -67,6 +67,8 @@ describe('refusals are logged at warn with their reason, never with the token', 
       tokenSha256: fingerprint(forged),
     });
     expect(denied[3]).toMatchObject({ tokenSha256: fingerprint(access) });
+    // Another scheme's credentials (here Basic's password) are not hashed into the log.
+    expect(denied[2]).not.toHaveProperty('tokenSha256');
     const text = JSON.stringify(t.log.lines);
     for (const secret of [forged, access, pending]) expect(text).not.toContain(secret);
   });
