@@ -42,9 +42,8 @@ export async function noticeAfterFailures(
 ): Promise<void> {
   let rec: LimiterRecord | null;
   try {
-    rec = await ctx.stores.limiter.get(failureKey(user.id), ctx.clock.now());
-    if (!rec) return;
-    await ctx.stores.limiter.delete(failureKey(user.id));
+    // Read and cleared in one store call: a failure counted in between is not lost.
+    [rec = null] = await ctx.stores.limiter.settle([], [failureKey(user.id)], ctx.clock.now());
   } catch (e) {
     ctx.logger.warn(
       { event: 'limiter_unavailable', reason: 'failure_count', err: errorMessage(e) },
