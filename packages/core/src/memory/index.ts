@@ -37,7 +37,7 @@ export function memoryStores(opts: MemoryStoresOptions = {}): Stores {
     logger: opts.logger ?? warningsLogger,
   };
   // Deleting a user drops its MFA data too, as the Postgres user store does.
-  const { dropUser, ...mfa } = memoryMfaStores(o);
+  const { dropUser, ...mfa } = memoryMfaStores();
   const stores: Stores = {
     ...memoryAuthStores(o, dropUser),
     ...mfa,

@@ -8,7 +8,6 @@ import type { RecoveryCode } from '../ports/recovery-code-store.js';
 import type { WebAuthnChallenge } from '../ports/webauthn-challenge-store.js';
 import type { StoredWebAuthnCredential } from '../ports/webauthn-credential-store.js';
 import { dropEnded, hasEnded, sweepEvery } from './expiry.js';
-import type { MemoryStoresOptions } from './options.js';
 
 // Every method below reads and writes without an `await` in between: that is its atomicity.
 // Values are copied in and out so callers never share state with the store.
@@ -39,9 +38,7 @@ function dropOf<V extends { userId: string }>(map: Map<string, V>, userId: strin
  *  A real store: single use as one `DELETE ... RETURNING` (or a conditional update) per code,
  *  challenge, recovery code and TOTP step, so two processes cannot both accept one; indexes
  *  by user for listing and for dropping a user's rows; expired rows deleted in the background. */
-export function memoryMfaStores(
-  _opts: Required<MemoryStoresOptions>,
-): MfaStores & { dropUser(userId: string): void } {
+export function memoryMfaStores(): MfaStores & { dropUser(userId: string): void } {
   const factors = new Map<string, MfaFactor>(); // `${userId}:${type}`
   const pendingTotp = new Map<string, PendingTotp>(); // userId
   const pending = new Map<string, PendingLogin>(); // jti
