@@ -68,7 +68,26 @@ export const defaultThrottle: Record<ThrottleBucket, ThrottleLimit> = {
   'refresh:session': { points: 100, durationSeconds: 15 * MIN },
 };
 
-export function resolveAuthConfig(o: PosternOptions): AuthConfig {
+/** The options the auth area reads: token and session lifetimes, password rules, throttling,
+ *  and which optional routes are on. */
+export type AuthOptions = Pick<
+  PosternOptions,
+  | 'issuer'
+  | 'audience'
+  | 'accessTokenTtlSeconds'
+  | 'refreshTokenTtlSeconds'
+  | 'refreshIdleSeconds'
+  | 'refreshReuseGraceSeconds'
+  | 'cookieSessions'
+  | 'maxSessionsPerUser'
+  | 'defaultRoles'
+  | 'passwordPolicy'
+  | 'passwordHashing'
+  | 'throttle'
+  | 'routes'
+>;
+
+export function resolveAuthConfig(o: AuthOptions): AuthConfig {
   const throttle = { ...defaultThrottle };
   for (const [bucket, limit] of Object.entries(o.throttle ?? {}) as Array<[ThrottleBucket, ThrottleLimit]>) {
     if (!Object.hasOwn(defaultThrottle, bucket)) throw new ConfigError(`unknown throttle bucket ${bucket}`);

@@ -25,7 +25,10 @@ const ALL: MfaMethod[] = ['totp', 'email', 'webauthn'];
 const positive = (name: string, v: number | undefined, dflt: number, allowZero = false) =>
   integerOption(`mfa.${name}`, v, dflt, allowZero ? 0 : 1);
 
-export function resolveMfaConfig(options: PosternOptions): MfaConfig {
+/** The options the MFA area reads (issuer and audience name TOTP entries, passkeys' relying party and pending tokens). */
+export type MfaAreaOptions = Pick<PosternOptions, 'issuer' | 'audience' | 'mfa' | 'webauthn'>;
+
+export function resolveMfaConfig(options: MfaAreaOptions): MfaConfig {
   const m = options.mfa ?? {};
   let issuerUrl: URL | null = null;
   try {
