@@ -8,7 +8,7 @@ export class MailReaderMissing extends Error {
   constructor() {
     super(
       `${MAIL_READER_PACKAGE} is not installed: run \`npm install ${MAIL_READER_PACKAGE}\` to store ` +
-        'inbound mail (the event stays in the outbox and is retried)',
+        'inbound mail, then restart (the event stays in the outbox and is retried)',
     );
     this.name = 'MailReaderMissing';
   }
@@ -25,14 +25,13 @@ function isMissing(e: unknown): boolean {
   );
 }
 
-/** A loader that runs `load` on first use and keeps what it gave. A failure is not kept (the
- *  next mail tries again). A package that is not there throws `MailReaderMissing`; any other
- *  failure is thrown as it came. */
+/** A loader that runs `load` on first use and keeps its outcome, as Node keeps a module's: a
+ *  package installed while the process runs is found only after a restart. A package that is
+ *  not there throws `MailReaderMissing`; any other failure is thrown as it came. */
 export function mailReaderLoader(load: () => Promise<MailReader>): MailReaderLoader {
   let loaded: Promise<MailReader> | undefined;
   return () => {
     loaded ??= load().catch((e: unknown) => {
-      loaded = undefined;
       throw isMissing(e) ? new MailReaderMissing() : e;
     });
     return loaded;
