@@ -13,7 +13,7 @@ export default defineConfig({
       { find: /^@postern\/core\/memory$/, replacement: src('core/src/memory/index.ts') },
       { find: /^@postern\/core\/mailers$/, replacement: src('core/src/mailers/index.ts') },
       { find: /^@postern\/core$/, replacement: src('core/src/index.ts') },
-      { find: /^@postern\/(express|fastify|postgres|testkit)$/, replacement: src('$1/src/index.ts') },
+      { find: /^@postern\/(express|fastify|inbox|postgres|testkit)$/, replacement: src('$1/src/index.ts') },
     ],
   },
   test: {

@@ -27,7 +27,35 @@ import { extractSamples, materialize } from './doc-samples.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const framesDir = join(root, 'scripts/doc-frames');
-const PACKAGES = ['core', 'express', 'fastify', 'postgres', 'testkit', 'client'];
+const PACKAGES = ['core', 'express', 'fastify', 'postgres', 'testkit', 'client', 'inbox'];
+// What reading mail needs (in @postern/inbox), and everything only they pull in: none of it may
+// come with an app that installs core and an adapter alone.
+const MAIL_PACKAGES = [
+  'mailparser',
+  'libmime',
+  'html-to-text',
+  'entities',
+  'encoding-japanese',
+  'linkify-it',
+  'tlds',
+  '@zone-eu/mailsplit',
+  'libbase64',
+  'libqp',
+  'htmlparser2',
+  'domhandler',
+  'domutils',
+  'dom-serializer',
+  'domelementtype',
+  'selderee',
+  '@selderee/plugin-htmlparser2',
+  'parseley',
+  'leac',
+  'peberminta',
+  'deepmerge-ts',
+  'he',
+  'punycode.js',
+  'uc.micro',
+];
 const docsOnly = process.argv.includes('--docs');
 // A Postgres server whose user may CREATE DATABASE (the same default as the Postgres tests).
 const DATABASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -136,6 +164,12 @@ async function packAll(dir) {
         !/^(workspace|file|link):/.test(range),
         `${where} depends on ${dep}@${range}, which no registry serves`,
       );
+    // The testkit's mail catcher parses what it receives (a dev dependency of a host).
+    for (const dep of Object.keys(manifest.dependencies ?? {}))
+      check(
+        !MAIL_PACKAGES.includes(dep) || pkg === 'inbox' || pkg === 'testkit',
+        `${where} depends on ${dep}: only @postern/inbox (and the testkit) may`,
+      );
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {}))
       if (versions[dep])
         check(
@@ -143,6 +177,16 @@ async function packAll(dir) {
           `${where} depends on ${dep}@${range}, not ^${versions[dep]} (the packed one)`,
         );
   }
+  const core = JSON.parse(
+    await run('tar', ['-xzOf', tarballOf(dir, 'core'), 'package/package.json'], { cwd: dir }),
+  );
+  // Whether the packed version is in its range, npm checks when the full app installs both.
+  check(
+    core.peerDependencies?.['@postern/inbox'] &&
+      core.peerDependenciesMeta?.['@postern/inbox']?.optional === true,
+    '@postern/core declares @postern/inbox an optional peer dependency: ' +
+      JSON.stringify({ peer: core.peerDependencies, meta: core.peerDependenciesMeta }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,6 +365,21 @@ async function runSampleApp(dir, samples, name, guarded) {
   }
 }
 
+/** An auth-only app (core and an adapter, no @postern/inbox) carries no mail-reading package;
+ *  prints how many packages it installed and their size on disk. */
+async function checkAuthOnly(dir) {
+  const listed = (await run('npm', ['ls', '--all', '--parseable'], { cwd: dir })).trim().split('\n');
+  const paths = new Set(listed.filter((p) => p.includes('node_modules')));
+  const names = new Set(
+    [...paths].map((p) => p.slice(p.lastIndexOf('node_modules') + 'node_modules/'.length)),
+  );
+  const found = MAIL_PACKAGES.filter((name) => names.has(name));
+  check(found.length === 0, `the auth-only app installed ${found.join(', ')}`);
+  check(!names.has('@postern/inbox'), 'the auth-only app installed @postern/inbox');
+  const kib = Number((await run('du', ['-sk', 'node_modules'], { cwd: dir })).split(/\s/)[0]);
+  log(`     auth-only install: ${paths.size} packages, ${(kib / 1024).toFixed(1)} MiB of node_modules`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Documentation samples, type-checked in the app against the installed tarballs.
 
@@ -452,6 +511,58 @@ try {
 }
 `;
 
+// An inbound mail given as raw MIME (an HTML-only body, an encoded subject), handed to the
+// inbox's consumer as the outbox does: stored with @postern/inbox installed, refused with an
+// error naming it otherwise (and the log's error line). Prints INBOX_STORED or INBOX_REFUSED. As ESM, and as CommonJS
+// (`require`), which also converts HTML through the package's CommonJS build.
+const INBOX_SCRIPT = (cjs) => `${
+  cjs
+    ? "'use strict';\nconst { createPostern } = require('@postern/core');\n(async () => {"
+    : "import { createPostern } from '@postern/core';"
+}
+const quiet = () => {};
+const logger = { debug: quiet, info: quiet, warn: quiet, error: (fields) => console.log('LOG_ERROR ' + fields.event) };
+const ph = createPostern({ issuer: 'https://app.example', audience: 'app', logger });
+const { user } = await ph.auth.signup({ name: 'Owner', email: 'owner@example.com', password: 'correct horse battery staple 42' });
+const account = await ph.inbox.createAccount(user.id, { address: 'support@example.com', name: 'Support' });
+const raw = [
+  'From: Ann <ann@customer.example>',
+  'To: support@example.com',
+  'Subject: =?UTF-8?B?R3LDvMOfZSBmcm9tIE1JTUU=?=',
+  'Message-ID: <consumer-check-1@customer.example>',
+  'MIME-Version: 1.0',
+  'Content-Type: text/html; charset=utf-8',
+  '',
+  '<p>Hello <b>there</b></p>',
+].join('\\r\\n');
+const event = { id: 'evt-1', name: 'inbox.mail.webhook.inbound.received', attempt: 1, createdAt: new Date(),
+  payload: JSON.stringify({ type: 'email.received', data: { raw } }) };
+try {
+  const result = await ph.inbox.consumers.inbound(event);
+  const { threads } = await ph.inbox.listThreads(user.id, account.id);
+  const { messages } = await ph.inbox.getThread(user.id, threads[0].id);
+  const { subject, text } = messages[0];
+  console.log('INBOX_STORED ' + JSON.stringify({ outcome: result && result.outcome, subject, text }));
+} catch (e) {
+  console.log('INBOX_REFUSED ' + e.message);
+} finally {
+  await ph.close();
+}${
+  cjs
+    ? "\nconst { htmlToText } = require('@postern/inbox');\nhtmlToText('<p>a <i>b</i></p>').then((t) => console.log('INBOX_CJS_TEXT ' + t));\n})();"
+    : ''
+}
+`;
+
+const STORED = { outcome: 'stored', subject: 'Grüße from MIME', text: 'Hello there' };
+
+/** Runs the inbox script in `dir`; resolves with what it printed. */
+async function inboxScript(dir, cjs) {
+  const file = cjs ? 'inbox.cjs' : 'inbox.mjs';
+  writeFileSync(join(dir, file), INBOX_SCRIPT(cjs));
+  return run(process.execPath, [file], { cwd: dir, timeoutMs: 60_000 });
+}
+
 const VITEST_CONFIG = `import { defineConfig } from 'vitest/config';
 export default defineConfig({ test: { testTimeout: 30_000, hookTimeout: 60_000, include: ['suites/**/*.test.ts'] } });
 `;
@@ -506,7 +617,7 @@ async function main() {
         fullDir = await createApp(base, 'full-app', full);
       }),
       !docsOnly &&
-        stage('npm install: @postern/core @postern/express express', async () => {
+        stage('npm install: @postern/core @postern/express express (auth only)', async () => {
           expressDir = await createApp(base, 'express-app', {
             tarballs: [tgz('core'), tgz('express')],
             deps: { express: '^5.1.0' },
@@ -538,6 +649,33 @@ async function main() {
     if (docsOnly) return await typechecks();
 
     const apps = async () => {
+      if (expressDir) {
+        await stage(
+          'auth-only install (@postern/core @postern/express express): no mail-reading package',
+          () => checkAuthOnly(expressDir),
+        );
+        await stage('auth-only app: an inbound mail is refused, naming @postern/inbox', async () => {
+          const out = await inboxScript(expressDir, false);
+          check(
+            /INBOX_REFUSED .*npm install @postern\/inbox/.test(out) &&
+              /LOG_ERROR inbox_mail_reader_missing/.test(out),
+            `the inbound consumer names the package to install:\n${out}`,
+          );
+        });
+      }
+      if (fullDir)
+        await stage('inbox app (npm install @postern/inbox): raw MIME stored, ESM and CommonJS', async () => {
+          for (const cjs of [false, true]) {
+            const out = await inboxScript(fullDir, cjs);
+            const stored = /INBOX_STORED (.*)/.exec(out)?.[1];
+            check(
+              stored === JSON.stringify(STORED),
+              `${cjs ? 'CommonJS' : 'ESM'}: the mail is stored as ${JSON.stringify(STORED)}:\n${out}`,
+            );
+            if (cjs)
+              check(/INBOX_CJS_TEXT a b/.test(out), `require('@postern/inbox') converts HTML:\n${out}`);
+          }
+        });
       if (expressDir)
         await stage('Express app from the README (ESM), over HTTP', () =>
           runSampleApp(expressDir, samples, 'express-app.ts', '/api/orders'),

@@ -203,10 +203,11 @@ function coreLayer(file) {
   throw new Error(`${file}: no layer declared for it in scripts/import-graph.mjs`);
 }
 
-// Between packages: core is the bottom; the adapters and postgres build on it; testkit on all.
-// The browser client stands alone (a page's bundle must not pull in the server code). A package
-// may import only packages of a lower rank.
-const PACKAGE_RANK = { core: 0, client: 0, express: 1, fastify: 1, postgres: 1, testkit: 2 };
+// Between packages: the mail reader (inbox) is the bottom, a leaf that imports no other package
+// (core loads it on first use); core builds on it; the adapters and postgres on core; testkit on
+// all. The browser client stands alone (a page's bundle must not pull in the server code). A
+// package may import only packages of a lower rank.
+const PACKAGE_RANK = { inbox: 0, client: 0, core: 1, express: 2, fastify: 2, postgres: 2, testkit: 3 };
 const packageOf = (file) => file.split('/')[1];
 const packageRank = (name) => {
   if (!(name in PACKAGE_RANK))

@@ -1,5 +1,5 @@
-/// <reference path="../types/libmime.d.ts" />
-import libmime from 'libmime';
+import type { MailReader } from './mail-reader.js';
+
 /** Mail headers from untrusted JSON (an object of name -> value(s), or an array of
  *  `{ name, value }`), as a Map of lower-case names: no object keys come from strangers. */
 export function headerMap(v: unknown): Map<string, string[]> {
@@ -31,11 +31,15 @@ export function firstHeader(headers: Map<string, string[]>, name: string): strin
  *  words decoded, as mailparser does for raw MIME, so a headers-only payload threads with the
  *  same mail given decoded. Address headers are not decoded here: an encoded word in a display
  *  name must never turn into an address. */
-export function decodedHeader(headers: Map<string, string[]>, name: string): string | undefined {
+export function decodedHeader(
+  headers: Map<string, string[]>,
+  name: string,
+  reader: Pick<MailReader, 'decodeWords'>,
+): string | undefined {
   const value = firstHeader(headers, name);
   if (value === undefined || !value.includes('=?')) return value;
   try {
-    return libmime.decodeWords(value);
+    return reader.decodeWords(value);
   } catch {
     return value;
   }

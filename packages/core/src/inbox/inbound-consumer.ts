@@ -9,6 +9,7 @@ import { type ParsedAddress, stripTag } from './addresses.js';
 import { storeAttachments } from './attachments.js';
 import type { InboxContext } from './deps.js';
 import { type InboundMail, loadInboundMail, readEnvelope } from './inbound-mail.js';
+import { MAIL_READER_PACKAGE, MailReaderMissing } from './load-mail-reader.js';
 import { threadKeys } from './message-ids.js';
 import { notifyMembers } from './notify.js';
 import type { ResolvedInboxOptions } from './options.js';
@@ -183,14 +184,34 @@ export function createInboundConsumer(ctx: InboxContext, opts: ResolvedInboxOpti
     );
     return { outcome };
   };
+  let toldMissing = false;
+  /** The mail reader; without it every inbound mail is retried (and said once, at error level,
+   *  what to install). Each outbox retry logs its own line. */
+  const mailReader = async (event: DeliveredEvent) => {
+    try {
+      return await ctx.mailReader();
+    } catch (e) {
+      if (e instanceof MailReaderMissing && !toldMissing) {
+        toldMissing = true;
+        ctx.logger.error(
+          { event: 'inbox_mail_reader_missing', outboxEventId: event.id, package: MAIL_READER_PACKAGE },
+          e.message,
+        );
+      }
+      throw e;
+    }
+  };
   return async (event: DeliveredEvent) => {
     // A host's own queue may pass its count; one that is no count at all is not trusted.
     const given = event.maxAttempts;
     const maxAttempts =
       given !== undefined && Number.isSafeInteger(given) && given >= 1 ? given : outboxAttempts;
+    // Loaded before anything is read, so every inbound mail needs it alike (not only those
+    // with raw MIME or HTML alone), and a missing package shows on the first mail.
+    const reader = await mailReader(event);
     const body = parsePayload(event.payload);
     if (!body) return dropped(event, 'invalid_payload');
-    const env = readEnvelope(body);
+    const env = readEnvelope(body, reader);
     const named = recipientsOf(env);
     let account = await matchAccount(ctx, named);
     // The payload's recipients decide when it names any: no match finishes
@@ -202,7 +223,7 @@ export function createInboundConsumer(ctx: InboxContext, opts: ResolvedInboxOpti
       const known = await ctx.stores.inboxMessages.findByProviderId(account.id, env.emailId);
       if (known?.processedAt) return { outcome: 'duplicate' };
     }
-    const mail = await loadInboundMail(env, ctx.provider, {
+    const mail = await loadInboundMail(env, ctx.provider, reader, {
       signal: event.signal,
       onParseError: (err) =>
         ctx.logger.warn(

@@ -1,8 +1,7 @@
-import { type ParsedMail, simpleParser } from 'mailparser';
 import type { MailProvider } from '../ports/mail-provider.js';
 import { headerSafe, type ParsedAddress, parseAddresses } from './addresses.js';
 import { decodedHeader, firstHeader, headerMap, safeContentType } from './headers.js';
-import { htmlToText } from './html-text.js';
+import type { MailReader, MimeMail } from './mail-reader.js';
 import { bareId, parseIdList } from './message-ids.js';
 import { isProviderId, ProviderError } from './provider-client.js';
 import { MAX_SUBJECT } from './subject.js';
@@ -68,7 +67,7 @@ const asObject = (v: unknown): Record<string, unknown> | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 /** Reads the fields of an inbound webhook body; never throws on odd shapes. */
-export function readEnvelope(body: Record<string, unknown>): Envelope {
+export function readEnvelope(body: Record<string, unknown>, reader: MailReader): Envelope {
   const data = asObject(get(body, 'data')) ?? body;
   const headers = headerMap(get(data, 'headers'));
   const attachments = get(data, 'attachments');
@@ -86,7 +85,7 @@ export function readEnvelope(body: Record<string, unknown>): Envelope {
     to: parseAddresses(has(data, 'to') ? get(data, 'to') : headers.get('to')),
     cc: parseAddresses(has(data, 'cc') ? get(data, 'cc') : headers.get('cc')),
     otherRecipients: [...parseAddresses(get(data, 'received_for')), ...parseAddresses(get(data, 'bcc'))],
-    subject: str(data, 'subject', MAX_SUBJECT) ?? decodedHeader(headers, 'subject') ?? null,
+    subject: str(data, 'subject', MAX_SUBJECT) ?? decodedHeader(headers, 'subject', reader) ?? null,
     messageId: str(data, 'message_id', 998) ?? firstHeader(headers, 'message-id') ?? null,
     headers,
     html: str(data, 'html'),
@@ -103,16 +102,6 @@ function rawBytes(raw: string): Buffer {
   return looksBase64 ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
 }
 
-async function parseMime(raw: string): Promise<ParsedMail> {
-  return simpleParser(rawBytes(raw), {
-    // The text of an HTML-only mail is derived below, with bounded work (html-text.ts).
-    skipHtmlToText: true,
-    skipTextToHtml: true,
-    skipImageLinks: true,
-    skipTextLinks: true,
-  });
-}
-
 const disposition = (v: string | null | undefined) => (v ?? '').toLowerCase().startsWith('inline');
 /** Bidirectional controls: in a file name they can show `invoice\u202Efdp.exe` as
  *  `invoiceexe.pdf`. Dropped from attachment names only (they are legitimate in RTL text). */
@@ -124,32 +113,27 @@ function idsOf(headers: Map<string, string[]>, name: string): string[] {
   return parseIdList(headers.get(name) ?? []);
 }
 
-function mimeAddresses(v: ParsedMail['to']): ParsedAddress[] {
-  return parseAddresses(Array.isArray(v) ? v.map((x) => x.value) : v?.value);
-}
-
 /** Fields of a parsed MIME message, merged over what the envelope already says. */
-function fromMime(env: Envelope, mail: ParsedMail): InboundMail {
-  const html = typeof mail.html === 'string' ? mail.html : null;
+function fromMime(env: Envelope, mail: MimeMail): InboundMail {
   return {
     emailId: env.emailId,
-    from: env.from ?? mimeAddresses(mail.from)[0] ?? null,
-    replyTo: env.replyTo ?? mimeAddresses(mail.replyTo)[0]?.address ?? null,
-    to: env.to.length ? env.to : mimeAddresses(mail.to),
-    cc: env.cc.length ? env.cc : mimeAddresses(mail.cc),
+    from: env.from ?? parseAddresses(mail.from)[0] ?? null,
+    replyTo: env.replyTo ?? parseAddresses(mail.replyTo)[0]?.address ?? null,
+    to: env.to.length ? env.to : parseAddresses(mail.to),
+    cc: env.cc.length ? env.cc : parseAddresses(mail.cc),
     otherRecipients: env.otherRecipients,
     subject: env.subject ?? mail.subject ?? '',
     messageId: env.messageId ?? mail.messageId ?? null,
     inReplyTo: parseIdList(mail.inReplyTo ?? []),
-    references: parseIdList(mail.references ?? []),
-    html,
+    references: parseIdList(mail.references),
+    html: mail.html,
     text: mail.text ?? '',
     attachments: mail.attachments.map((a, i) => ({
       sourceKey: `m:${i}`,
       filename: filenameOf(a.filename),
       contentType: safeContentType(a.contentType),
       contentId: a.contentId ? headerSafe(a.contentId, 998) : null,
-      inline: a.contentDisposition === 'inline' || a.related === true,
+      inline: a.contentDisposition === 'inline' || a.related,
       load: async () => new Uint8Array(a.content),
     })),
     source: 'raw',
@@ -216,6 +200,7 @@ async function fetchOrGiveUp(
 export async function loadInboundMail(
   env: Envelope,
   provider: MailProvider | null,
+  reader: MailReader,
   opts: {
     onParseError: (err: unknown) => void;
     onUnfetchable: (err: ProviderError) => void;
@@ -255,14 +240,15 @@ export async function loadInboundMail(
     mail = fromPayload(env);
   } else {
     try {
-      mail = fromMime(env, await parseMime(env.raw));
+      mail = fromMime(env, await reader.parseMime(rawBytes(env.raw)));
     } catch (e) {
       opts.onParseError(e);
       mail = fromPayload(env);
     }
   }
-  // A text body is always stored: derived from the HTML when the mail has none.
-  if (!mail.text.trim() && mail.html) mail.text = await htmlToText(mail.html);
+  // A text body is always stored: derived from the HTML when the mail has none (bounded work:
+  // size, depth and time, in the reader).
+  if (!mail.text.trim() && mail.html) mail.text = await reader.htmlToText(mail.html);
   mail.subject = headerSafe(mail.subject, MAX_SUBJECT);
   const id = mail.messageId ? bareId(mail.messageId) : null;
   mail.messageId = id;

@@ -7,25 +7,30 @@ import { createInboxApi } from './api.js';
 import { createDeliveryConsumer } from './delivery-consumer.js';
 import type { InboxContext } from './deps.js';
 import { createInboundConsumer } from './inbound-consumer.js';
+import { loadMailReader } from './load-mail-reader.js';
+import type { MailReaderLoader } from './mail-reader.js';
 import { mailNotifier } from './notify.js';
 import { resolveInboxOptions, resolveProvider } from './options.js';
 import { createInboxRoutes } from './routes.js';
 
-/** What the inbox area is built from: the shared context. */
+/** What the inbox area is built from: the shared context, and how to get the mail reader
+ *  (by default the installed `@postern/inbox`, imported on first use). */
 export interface InboxAreaDeps {
   ctx: PosternContext;
+  mailReader?: MailReaderLoader;
 }
 
 /** The inbox area: its consumers of webhook events, the inbox API and routes. It returns
  *  what the outbox is to run for it (consumers by event name, a retention task); the outbox
  *  and the webhook intake are built by `createPostern`. */
-export function createInboxArea({ ctx: shared }: InboxAreaDeps) {
+export function createInboxArea({ ctx: shared, mailReader = loadMailReader }: InboxAreaDeps) {
   const opts = resolveInboxOptions(shared.options.inbox);
   const ctx: InboxContext = {
     ...shared,
     provider: resolveProvider(shared.options.provider, { ...opts, logger: shared.logger }),
     files: shared.options.files ?? memoryFiles(),
     notifier: shared.options.notifier ?? mailNotifier(shared.mailer),
+    mailReader,
   };
 
   // Delivery events are purged with the outbox's done events, by the same workers.

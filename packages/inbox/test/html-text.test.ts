@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { MAX_QUOTE_DEPTH } from '../../src/inbox/html-convert-worker.js';
-import { htmlToText } from '../../src/inbox/html-text.js';
+import { MAX_QUOTE_DEPTH } from '../src/html-convert-worker.js';
+import { htmlToText } from '../src/html-text.js';
 
 describe('htmlToText', async () => {
   it('renders ordinary mail HTML with html-to-text: links as text, images dropped', async () => {
