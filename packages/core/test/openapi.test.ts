@@ -157,3 +157,11 @@ describe('docs/openapi.json', () => {
     expect(await readFile(OPENAPI_FILE, 'utf8')).toBe(await openApiText());
   });
 });
+
+describe('docs/routes.md', () => {
+  it('is the table the route declarations give now (regenerate with `pnpm routes-doc`)', async () => {
+    const { ROUTES_FILE, routesDocText } = await import('../../../scripts/routes-doc.js');
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(ROUTES_FILE, 'utf8')).toBe(await routesDocText());
+  });
+});
