@@ -22,7 +22,8 @@ export function createMfaFlows(env: MfaEnv) {
     /** `POST /auth/login/email-code`: completes a pending login with the mailed login code. */
     loginWithEmailCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
       login.loginWithEmailCode(env, input, meta),
-    /** `POST /auth/login/email-code/resend`: the same as `resendCode`, under the email-code login's path. */
+    /** `POST /auth/login/email-code/resend`: the same as `resendCode`, under the path of the
+     *  email-code login. */
     resendLoginCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
       login.resendCode(env, input, meta),
     /** `POST /auth/mfa/resend`: mails a fresh code for a pending login (409 `nothing_to_resend`). */

@@ -171,9 +171,9 @@ async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise
 }
 
 /** `POST /auth/mfa/verify` (and, with the method fixed, `loginWithEmailCode` and
- *  `verifyRecoveryCode`): completes a pending login with a code. Without `methodType`, a recovery code is recognised by its shape
- *  and a six-digit code is tried as TOTP, then as the emailed code; either way one wrong answer
- *  counts once. `methodField` names the body field an unoffered method is blamed on
+ *  `verifyRecoveryCode`): completes a pending login with a code. Without `methodType`, a
+ *  recovery code is recognised by its shape and a six-digit code is tried as TOTP, then as the
+ *  emailed code; either way one wrong answer counts once. `methodField` names the body field an unoffered method is blamed on
  *  (`/auth/login/email-code` has no `methodType`: its token is what is wrong). */
 export async function verifyMfa(
   env: MfaEnv,
@@ -224,9 +224,9 @@ export const loginWithEmailCode = (env: MfaEnv, input: { token: string; code: st
 export const verifyRecoveryCode = (env: MfaEnv, input: { token: string; code: string }, meta: RequestMeta) =>
   verifyMfa(env, { ...input, methodType: 'recovery', methodField: 'token' }, meta);
 
-/** `POST /auth/mfa/resend` (and `POST /auth/login/email-code/resend`, `resendLoginCode`): mails a fresh code for a pending
- *  login whose user has the email method (the previous code dies; failures so far are kept).
- *  409 `nothing_to_resend` otherwise. */
+/** `POST /auth/mfa/resend` (and `POST /auth/login/email-code/resend`, `resendLoginCode`):
+ *  mails a fresh code for a pending login whose user has the email method (the previous code
+ *  dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
 export async function resendCode(env: MfaEnv, input: { token: string }, meta: RequestMeta): Promise<void> {
   const { pending, user } = await openPending(env, input.token, meta);
   if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');
