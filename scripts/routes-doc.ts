@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { MountedRoute } from '../packages/core/src/http/types.js';
 import { createPostern } from '../packages/core/src/postern.js';
 
 export const ROUTES_FILE = fileURLToPath(new URL('../docs/routes.md', import.meta.url));
@@ -35,6 +36,15 @@ function declaredAt(id: string, files: Map<string, string[]>): string {
   return hits[0]!;
 }
 
+/** What a route takes as proof of who is asking. */
+function credentialOf(r: MountedRoute): string {
+  if (r.auth === 'bearer') return 'Bearer';
+  if (r.area === 'webhook') return 'signature';
+  if (r.refreshCookie === 'rotates' || r.refreshCookie === 'ends') return 'refresh token or cookie';
+  const fields = Object.keys((r.body as { shape?: object } | undefined)?.shape ?? {});
+  return fields.includes('token') || fields.includes('mfaToken') ? 'pending login token' : 'none';
+}
+
 export async function routesDocText(): Promise<string> {
   const options = { issuer: 'https://app.example', audience: 'app' };
   const plain = createPostern(options);
@@ -45,12 +55,7 @@ export async function routesDocText(): Promise<string> {
 
   const rows = every.routes.map((r) => {
     const path = r.fullPath.replace(/:(\w+)/g, '{$1}');
-    const auth = [
-      r.auth === 'bearer' ? 'Bearer' : r.area === 'webhook' ? 'signature' : 'none',
-      r.refreshCookie === 'rotates' || r.refreshCookie === 'ends' ? 'or refresh cookie' : '',
-    ]
-      .filter(Boolean)
-      .join(' ');
+    const auth = credentialOf(r);
     const call = r.library ? `\`ph.${r.library}.${r.operationId}\`` : '–';
     const only = byDefault.has(r.operationId) ? '' : ' (`mfa.required`)';
     const source = declaredAt(r.operationId, files);
@@ -66,7 +71,9 @@ export async function routesDocText(): Promise<string> {
     'also the name of the library function it runs and of the operation in the',
     '[OpenAPI document](openapi.json). Routes marked `mfa.required` are served only with',
     '`mfa: { required: true }`; `routes` options switch off sign-up, email verification and',
-    'email change.',
+    'email change. The auth column says what proves the caller: a Bearer access token, the',
+    'pending token of a login that awaits its second step (in the body), a refresh token (in the',
+    "body, or a browser session's cookie), or the mail provider's webhook signature.",
     '',
     '| method | path | operationId | library | auth | declared in |',
     '|---|---|---|---|---|---|',
