@@ -118,7 +118,7 @@ export function createClient(options: ClientOptions = {}) {
       return completed(await open('/mfa/verify', { token, code: input.code, methodType: input.method }));
     },
     /** Mails a new login code (the email method). */
-    resendCode: () => open<Answer<'postAuthMfaResend', 202>>('/mfa/resend', { token: pendingToken() }),
+    resendCode: () => open<Answer<'resendCode', 202>>('/mfa/resend', { token: pendingToken() }),
     passkey: {
       /** The second step of a login with a passkey. */
       async logIn(): Promise<LogInResult> {
@@ -158,8 +158,8 @@ export function createClient(options: ClientOptions = {}) {
     /** The signed-in user, fresh from the server. */
     me: (): Promise<User> => keeper.loadUser(),
     /** Mails a password-reset code (the same answer for unknown addresses). */
-    forgotPassword: (input: Body<'postAuthForgot'>) => open<Answer<'postAuthForgot', 202>>('/forgot', input),
-    resetPassword: (input: Body<'postAuthForgotReset'>) => open<void>('/forgot-reset', input),
+    forgotPassword: (input: Body<'forgot'>) => open<Answer<'forgot', 202>>('/forgot', input),
+    resetPassword: (input: Body<'forgotReset'>) => open<void>('/forgot-reset', input),
 
     account: {
       sessions: () => auth<{ sessions: SessionInfo[] }>('GET', '/sessions').then((a) => a.sessions),
@@ -169,8 +169,8 @@ export function createClient(options: ClientOptions = {}) {
       sendVerificationEmail: () => auth<{ accepted: true }>('POST', '/verify-email/send', {}),
       verifyEmail: (input: { code: string }) =>
         thenReload(auth<{ user: User }>('POST', '/verify-email', input)),
-      changeEmail: (input: Body<'postAuthEmail'>) => auth<{ accepted: true }>('POST', '/email', input),
-      confirmEmailChange: (input: Body<'postAuthEmailConfirm'>) =>
+      changeEmail: (input: Body<'requestEmailChange'>) => auth<{ accepted: true }>('POST', '/email', input),
+      confirmEmailChange: (input: Body<'confirmEmailChange'>) =>
         thenReload(auth<{ user: User }>('POST', '/email/confirm', input)),
     },
 
@@ -194,8 +194,8 @@ export function createClient(options: ClientOptions = {}) {
 
     inbox: {
       accounts: () => inbox<{ accounts: InboxAccount[] }>('GET', '/accounts').then((a) => a.accounts),
-      createAccount: (input: Body<'postInboxAccounts'>) => inbox<InboxAccount>('POST', '/accounts', input),
-      addMember: (accountId: string, input: Body<'postInboxAccountsIdMembers'>) =>
+      createAccount: (input: Body<'createAccount'>) => inbox<InboxAccount>('POST', '/accounts', input),
+      addMember: (accountId: string, input: Body<'addMember'>) =>
         inbox<{ member: InboxMember }>('POST', `/accounts/${enc(accountId)}/members`, input).then(
           (a) => a.member,
         ),

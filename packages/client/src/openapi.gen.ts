@@ -8,7 +8,7 @@ export type paths = {
             cookie?: never;
         };
         /** The authenticated user */
-        get: operations["getAuthMe"];
+        get: operations["me"];
         put?: never;
         post?: never;
         delete?: never;
@@ -25,7 +25,7 @@ export type paths = {
             cookie?: never;
         };
         /** Roles of the authenticated user */
-        get: operations["getAuthRoles"];
+        get: operations["roles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -44,7 +44,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Log in with email and password (`refreshToken: 'cookie'`: a browser session, the refresh token in an HttpOnly cookie) */
-        post: operations["postAuthLogin"];
+        post: operations["login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -61,7 +61,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Exchange a refresh token for a new pair (rotation); with `{}`, the refresh cookie of a browser session */
-        post: operations["postAuthRefresh"];
+        post: operations["refresh"];
         delete?: never;
         options?: never;
         head?: never;
@@ -78,7 +78,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Register an account */
-        post: operations["postAuthSignup"];
+        post: operations["signup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -95,7 +95,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** End the session of a refresh token; with `{}`, that of the refresh cookie (then cleared) */
-        post: operations["postAuthLogout"];
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -112,7 +112,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Mail a password-reset code (same answer for unknown emails) */
-        post: operations["postAuthForgot"];
+        post: operations["forgot"];
         delete?: never;
         options?: never;
         head?: never;
@@ -129,7 +129,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Set a new password with the mailed code */
-        post: operations["postAuthForgotReset"];
+        post: operations["forgotReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -146,7 +146,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Change the password (other sessions end unless keepOtherSessions) */
-        post: operations["postAuthPassword"];
+        post: operations["changePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -161,11 +161,11 @@ export type paths = {
             cookie?: never;
         };
         /** The caller's live sessions */
-        get: operations["getAuthSessions"];
+        get: operations["listSessions"];
         put?: never;
         post?: never;
         /** End every other session (fresh login or password needed) */
-        delete: operations["deleteAuthSessions"];
+        delete: operations["revokeOtherSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -182,24 +182,7 @@ export type paths = {
         put?: never;
         post?: never;
         /** End one of your sessions (fresh login or password needed) */
-        delete: operations["deleteAuthSessionsId"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/.well-known/jwks.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Public keys that verify access tokens (empty for HS256) */
-        get: operations["getAuthWellKnownJwksJson"];
-        put?: never;
-        post?: never;
-        delete?: never;
+        delete: operations["revokeSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -215,7 +198,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Mail a code that confirms your email address */
-        post: operations["postAuthVerifyEmailSend"];
+        post: operations["sendVerificationEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -232,7 +215,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Confirm your email address with the mailed code */
-        post: operations["postAuthVerifyEmail"];
+        post: operations["verifyEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -249,7 +232,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Change your email address: mails a code to the new one (password required) */
-        post: operations["postAuthEmail"];
+        post: operations["requestEmailChange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -266,7 +249,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Switch to the new email address with the code mailed there */
-        post: operations["postAuthEmailConfirm"];
+        post: operations["confirmEmailChange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -283,7 +266,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Complete a pending login with the emailed code */
-        post: operations["postAuthLoginEmailCode"];
+        post: operations["loginWithEmailCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,7 +283,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Mail a fresh login code for a pending login */
-        post: operations["postAuthLoginEmailCodeResend"];
+        post: operations["resendLoginCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -317,7 +300,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Complete a pending login with a TOTP, emailed or recovery code */
-        post: operations["postAuthMfaVerify"];
+        post: operations["verifyMfa"];
         delete?: never;
         options?: never;
         head?: never;
@@ -334,7 +317,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Complete a pending login with a recovery code */
-        post: operations["postAuthMfaRecovery"];
+        post: operations["verifyRecoveryCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -351,7 +334,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Mail a fresh code for a pending login (email method) */
-        post: operations["postAuthMfaResend"];
+        post: operations["resendCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -368,7 +351,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** WebAuthn request options for a pending login */
-        post: operations["postAuthMfaWebauthnOptions"];
+        post: operations["webauthnLoginOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -385,7 +368,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Complete a pending login with a WebAuthn assertion */
-        post: operations["postAuthMfaWebauthnVerify"];
+        post: operations["webauthnLoginVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -402,7 +385,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Start TOTP enrolment: a new seed, active once confirmed */
-        post: operations["postAuthMfaTotpSetup"];
+        post: operations["totpSetup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -419,7 +402,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Confirm TOTP with a first code; recovery codes on the first method */
-        post: operations["postAuthMfaTotpConfirm"];
+        post: operations["totpConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -436,7 +419,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Start email-code enrolment: a code is mailed */
-        post: operations["postAuthMfaEmailSetup"];
+        post: operations["emailSetup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -453,7 +436,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Confirm the email method with the mailed code */
-        post: operations["postAuthMfaEmailConfirm"];
+        post: operations["emailConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -470,7 +453,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** WebAuthn creation options for a new passkey */
-        post: operations["postAuthMfaWebauthnRegisterOptions"];
+        post: operations["webauthnRegisterOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -487,7 +470,7 @@ export type paths = {
         get?: never;
         put?: never;
         /** Register a passkey from its attestation */
-        post: operations["postAuthMfaWebauthnRegisterVerify"];
+        post: operations["webauthnRegisterVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -502,7 +485,7 @@ export type paths = {
             cookie?: never;
         };
         /** The caller's passkeys */
-        get: operations["getAuthMfaWebauthnCredentials"];
+        get: operations["listPasskeys"];
         put?: never;
         post?: never;
         delete?: never;
@@ -522,7 +505,7 @@ export type paths = {
         put?: never;
         post?: never;
         /** Remove one passkey (password required) */
-        delete: operations["deleteAuthMfaWebauthnCredentialsId"];
+        delete: operations["removePasskey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -538,14 +521,14 @@ export type paths = {
         get?: never;
         put?: never;
         /** Replace the recovery codes (password required); the old ones die */
-        post: operations["postAuthMfaRecoveryCodes"];
+        post: operations["regenerateRecoveryCodes"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/auth/mfa/totp": {
+    "/auth/mfa/{method}": {
         parameters: {
             query?: never;
             header?: never;
@@ -555,42 +538,8 @@ export type paths = {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove the totp method (password required) */
-        delete: operations["deleteAuthMfaTotp"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/mfa/email": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Remove the email method (password required) */
-        delete: operations["deleteAuthMfaEmail"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/mfa/webauthn": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Remove the webauthn method (password required) */
-        delete: operations["deleteAuthMfaWebauthn"];
+        /** Remove a method, `totp`, `email` or `webauthn` (every passkey) (password required) */
+        delete: operations["disableMfaMethod"];
         options?: never;
         head?: never;
         patch?: never;
@@ -604,10 +553,10 @@ export type paths = {
             cookie?: never;
         };
         /** Inbox accounts the caller belongs to */
-        get: operations["getInboxAccounts"];
+        get: operations["listAccounts"];
         put?: never;
         /** Create an inbox account; the caller becomes its owner */
-        post: operations["postInboxAccounts"];
+        post: operations["createAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -622,10 +571,10 @@ export type paths = {
             cookie?: never;
         };
         /** Members of an inbox account, with those waiting for a proven address as pending (owners only) */
-        get: operations["getInboxAccountsIdMembers"];
+        get: operations["listMembers"];
         put?: never;
         /** Add a registered user to an inbox account, or change their role (owners only) */
-        post: operations["postInboxAccountsIdMembers"];
+        post: operations["addMember"];
         delete?: never;
         options?: never;
         head?: never;
@@ -640,7 +589,7 @@ export type paths = {
             cookie?: never;
         };
         /** Threads of an inbox account, newest first (`?cursor=` from `nextCursor`, `?limit=`) */
-        get: operations["getInboxAccountsIdThreads"];
+        get: operations["listThreads"];
         put?: never;
         post?: never;
         delete?: never;
@@ -657,7 +606,7 @@ export type paths = {
             cookie?: never;
         };
         /** A thread with its messages (oldest first), statuses and attachment metadata */
-        get: operations["getInboxThreadsId"];
+        get: operations["getThread"];
         put?: never;
         post?: never;
         delete?: never;
@@ -674,7 +623,7 @@ export type paths = {
             cookie?: never;
         };
         /** Download an attachment (never rendered at the host origin) */
-        get: operations["getInboxAttachmentsId"];
+        get: operations["getAttachment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -693,7 +642,24 @@ export type paths = {
         get?: never;
         put?: never;
         /** Reply on a thread through the mail provider */
-        post: operations["postInboxThreadsIdReply"];
+        post: operations["reply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public keys that verify access tokens (empty for HS256) */
+        get: operations["jwks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -708,7 +674,7 @@ export type paths = {
             cookie?: never;
         };
         /** OpenAPI 3.1 document of every route */
-        get: operations["getAuthOpenapiJson"];
+        get: operations["openApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -741,7 +707,7 @@ export type components = {
 };
 export type $defs = Record<string, never>;
 export interface operations {
-    getAuthMe: {
+    me: {
         parameters: {
             query?: never;
             header?: never;
@@ -773,7 +739,7 @@ export interface operations {
             };
         };
     };
-    getAuthRoles: {
+    roles: {
         parameters: {
             query?: never;
             header?: never;
@@ -795,7 +761,7 @@ export interface operations {
             };
         };
     };
-    postAuthLogin: {
+    login: {
         parameters: {
             query?: never;
             header?: never;
@@ -839,7 +805,7 @@ export interface operations {
             };
         };
     };
-    postAuthRefresh: {
+    refresh: {
         parameters: {
             query?: never;
             header?: never;
@@ -874,7 +840,7 @@ export interface operations {
             };
         };
     };
-    postAuthSignup: {
+    signup: {
         parameters: {
             query?: never;
             header?: never;
@@ -909,7 +875,7 @@ export interface operations {
             };
         };
     };
-    postAuthLogout: {
+    logout: {
         parameters: {
             query?: never;
             header?: never;
@@ -935,7 +901,7 @@ export interface operations {
             };
         };
     };
-    postAuthForgot: {
+    forgot: {
         parameters: {
             query?: never;
             header?: never;
@@ -965,7 +931,7 @@ export interface operations {
             };
         };
     };
-    postAuthForgotReset: {
+    forgotReset: {
         parameters: {
             query?: never;
             header?: never;
@@ -990,7 +956,7 @@ export interface operations {
             };
         };
     };
-    postAuthPassword: {
+    changePassword: {
         parameters: {
             query?: never;
             header?: never;
@@ -1016,7 +982,7 @@ export interface operations {
             };
         };
     };
-    getAuthSessions: {
+    listSessions: {
         parameters: {
             query?: never;
             header?: never;
@@ -1048,7 +1014,7 @@ export interface operations {
             };
         };
     };
-    deleteAuthSessions: {
+    revokeOtherSessions: {
         parameters: {
             query?: never;
             header?: never;
@@ -1072,7 +1038,7 @@ export interface operations {
             };
         };
     };
-    deleteAuthSessionsId: {
+    revokeSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -1098,31 +1064,7 @@ export interface operations {
             };
         };
     };
-    getAuthWellKnownJwksJson: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description JWK set */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        keys: {
-                            [key: string]: unknown;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    postAuthVerifyEmailSend: {
+    sendVerificationEmail: {
         parameters: {
             query?: never;
             header?: never;
@@ -1149,7 +1091,7 @@ export interface operations {
             };
         };
     };
-    postAuthVerifyEmail: {
+    verifyEmail: {
         parameters: {
             query?: never;
             header?: never;
@@ -1187,7 +1129,7 @@ export interface operations {
             };
         };
     };
-    postAuthEmail: {
+    requestEmailChange: {
         parameters: {
             query?: never;
             header?: never;
@@ -1218,7 +1160,7 @@ export interface operations {
             };
         };
     };
-    postAuthEmailConfirm: {
+    confirmEmailChange: {
         parameters: {
             query?: never;
             header?: never;
@@ -1258,7 +1200,7 @@ export interface operations {
             };
         };
     };
-    postAuthLoginEmailCode: {
+    loginWithEmailCode: {
         parameters: {
             query?: never;
             header?: never;
@@ -1294,7 +1236,7 @@ export interface operations {
             };
         };
     };
-    postAuthLoginEmailCodeResend: {
+    resendLoginCode: {
         parameters: {
             query?: never;
             header?: never;
@@ -1323,7 +1265,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaVerify: {
+    verifyMfa: {
         parameters: {
             query?: never;
             header?: never;
@@ -1361,7 +1303,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaRecovery: {
+    verifyRecoveryCode: {
         parameters: {
             query?: never;
             header?: never;
@@ -1397,7 +1339,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaResend: {
+    resendCode: {
         parameters: {
             query?: never;
             header?: never;
@@ -1426,7 +1368,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaWebauthnOptions: {
+    webauthnLoginOptions: {
         parameters: {
             query?: never;
             header?: never;
@@ -1467,7 +1409,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaWebauthnVerify: {
+    webauthnLoginVerify: {
         parameters: {
             query?: never;
             header?: never;
@@ -1520,7 +1462,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaTotpSetup: {
+    totpSetup: {
         parameters: {
             query?: never;
             header?: never;
@@ -1549,7 +1491,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaTotpConfirm: {
+    totpConfirm: {
         parameters: {
             query?: never;
             header?: never;
@@ -1578,7 +1520,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaEmailSetup: {
+    emailSetup: {
         parameters: {
             query?: never;
             header?: never;
@@ -1607,7 +1549,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaEmailConfirm: {
+    emailConfirm: {
         parameters: {
             query?: never;
             header?: never;
@@ -1636,7 +1578,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaWebauthnRegisterOptions: {
+    webauthnRegisterOptions: {
         parameters: {
             query?: never;
             header?: never;
@@ -1695,7 +1637,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaWebauthnRegisterVerify: {
+    webauthnRegisterVerify: {
         parameters: {
             query?: never;
             header?: never;
@@ -1745,7 +1687,7 @@ export interface operations {
             };
         };
     };
-    getAuthMfaWebauthnCredentials: {
+    listPasskeys: {
         parameters: {
             query?: never;
             header?: never;
@@ -1776,7 +1718,7 @@ export interface operations {
             };
         };
     };
-    deleteAuthMfaWebauthnCredentialsId: {
+    removePasskey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1802,7 +1744,7 @@ export interface operations {
             };
         };
     };
-    postAuthMfaRecoveryCodes: {
+    regenerateRecoveryCodes: {
         parameters: {
             query?: never;
             header?: never;
@@ -1830,11 +1772,13 @@ export interface operations {
             };
         };
     };
-    deleteAuthMfaTotp: {
+    disableMfaMethod: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                method: "totp" | "email" | "webauthn";
+            };
             cookie?: never;
         };
         requestBody?: {
@@ -1854,55 +1798,7 @@ export interface operations {
             };
         };
     };
-    deleteAuthMfaEmail: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Done */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    deleteAuthMfaWebauthn: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Done */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getInboxAccounts: {
+    listAccounts: {
         parameters: {
             query?: never;
             header?: never;
@@ -1932,7 +1828,7 @@ export interface operations {
             };
         };
     };
-    postInboxAccounts: {
+    createAccount: {
         parameters: {
             query?: never;
             header?: never;
@@ -1968,7 +1864,7 @@ export interface operations {
             };
         };
     };
-    getInboxAccountsIdMembers: {
+    listMembers: {
         parameters: {
             query?: never;
             header?: never;
@@ -1999,7 +1895,7 @@ export interface operations {
             };
         };
     };
-    postInboxAccountsIdMembers: {
+    addMember: {
         parameters: {
             query?: never;
             header?: never;
@@ -2057,7 +1953,7 @@ export interface operations {
             };
         };
     };
-    getInboxAccountsIdThreads: {
+    listThreads: {
         parameters: {
             query?: {
                 /** @description `nextCursor` of the previous page */
@@ -2094,7 +1990,7 @@ export interface operations {
             };
         };
     };
-    getInboxThreadsId: {
+    getThread: {
         parameters: {
             query?: never;
             header?: never;
@@ -2157,7 +2053,7 @@ export interface operations {
             };
         };
     };
-    getInboxAttachmentsId: {
+    getAttachment: {
         parameters: {
             query?: never;
             header?: never;
@@ -2179,7 +2075,7 @@ export interface operations {
             };
         };
     };
-    postInboxThreadsIdReply: {
+    reply: {
         parameters: {
             query?: never;
             header?: never;
@@ -2241,7 +2137,31 @@ export interface operations {
             };
         };
     };
-    getAuthOpenapiJson: {
+    jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JWK set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            [key: string]: unknown;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    openApiDocument: {
         parameters: {
             query?: never;
             header?: never;

@@ -8,24 +8,24 @@ export type Answer<Op extends keyof operations, S extends number = 200> = Json<
 /** The JSON body of an operation of the server's OpenAPI document. */
 export type Body<Op extends keyof operations> = Json<NonNullable<operations[Op]['requestBody']>>;
 
-export type User = Answer<'getAuthMe'>['user'];
-export type SessionAnswer = Answer<'postAuthRefresh'>;
-export type MfaRequiredAnswer = Extract<Answer<'postAuthLogin'>, { mfaRequired: true }>;
+export type User = Answer<'me'>['user'];
+export type SessionAnswer = Answer<'refresh'>;
+export type MfaRequiredAnswer = Extract<Answer<'login'>, { mfaRequired: true }>;
 export type MfaMethod = MfaRequiredAnswer['methods'][number];
-export type SessionInfo = Answer<'getAuthSessions'>['sessions'][number];
-export type SignUpInput = Body<'postAuthSignup'>;
-export type SignUpAnswer = Answer<'postAuthSignup', 201>;
-export type ChangePasswordInput = Body<'postAuthPassword'>;
-export type TotpSeed = Answer<'postAuthMfaTotpSetup'>;
-export type RecoveryCodes = Answer<'postAuthMfaRecoveryCodes'>;
-export type Passkey = Answer<'getAuthMfaWebauthnCredentials'>['credentials'][number];
-export type PasskeyRegistered = Answer<'postAuthMfaWebauthnRegisterVerify'>;
-export type InboxAccount = Answer<'postInboxAccounts', 201>;
-export type InboxMember = Answer<'postInboxAccountsIdMembers', 201>['member'];
-export type ThreadPage = Answer<'getInboxAccountsIdThreads'>;
-export type ThreadDetail = Answer<'getInboxThreadsId'>;
+export type SessionInfo = Answer<'listSessions'>['sessions'][number];
+export type SignUpInput = Body<'signup'>;
+export type SignUpAnswer = Answer<'signup', 201>;
+export type ChangePasswordInput = Body<'changePassword'>;
+export type TotpSeed = Answer<'totpSetup'>;
+export type RecoveryCodes = Answer<'regenerateRecoveryCodes'>;
+export type Passkey = Answer<'listPasskeys'>['credentials'][number];
+export type PasskeyRegistered = Answer<'webauthnRegisterVerify'>;
+export type InboxAccount = Answer<'createAccount', 201>;
+export type InboxMember = Answer<'addMember', 201>['member'];
+export type ThreadPage = Answer<'listThreads'>;
+export type ThreadDetail = Answer<'getThread'>;
 export type InboxMessage = ThreadDetail['messages'][number];
-export type ReplyInput = Body<'postInboxThreadsIdReply'>;
+export type ReplyInput = Body<'reply'>;
 
 /** What the client knows about the session; the same object until something changes. */
 export type Session =

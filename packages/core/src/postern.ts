@@ -1,11 +1,12 @@
+import { housekeepingRoutes } from './auth/housekeeping-routes.js';
 import { createAuthArea } from './auth/index.js';
 import { createAuthServices } from './auth/services.js';
 import type { PosternBase } from './context.js';
 import { ConfigError } from './errors.js';
 import { createAuthorizer, createHandler } from './http/handle.js';
-import { openApiRoute } from './http/openapi.js';
+import { mountRoutes } from './http/route-table.js';
 import { Router } from './http/router.js';
-import type { NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
+import type { MountedRoute, NeutralRequest, NeutralResponse } from './http/types.js';
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import { createMfaArea } from './mfa/index.js';
@@ -17,11 +18,6 @@ import { toSettings } from './ports/settings.js';
 import { createKeyring } from './tokens/keyring.js';
 import { clientIp, proxyTest } from './util/client-ip.js';
 import { createWebhookRoutes } from './webhook/index.js';
-
-function joinPath(base: string, path: string): string {
-  const b = base.endsWith('/') ? base.slice(0, -1) : base;
-  return path === '/' ? b || '/' : `${b}${path}`;
-}
 
 /** Builds a Postern instance: every flow as a function, a route table, and `handle()`
  *  for adapters. Synchronous: bad options (keys included) throw a `ConfigError` here. */
@@ -61,19 +57,21 @@ export function createPostern(options: PosternOptions) {
   for (const [event, consumer] of inbox.subscriptions) outbox.subscribe(event, consumer);
   const webhookRoutes = createWebhookRoutes(ctx, outbox);
 
+  const routes: MountedRoute[] = mountRoutes(
+    [
+      auth.routes,
+      mfa.routes,
+      webhookRoutes,
+      inbox.routes,
+      housekeepingRoutes(
+        () => ctx.keyring.jwks(),
+        () => routes,
+      ),
+    ],
+    base,
+  );
   const router = new Router();
-  const routes: Array<RouteDef & { fullPath: string }> = [];
-  for (const route of [
-    ...auth.routes,
-    ...mfa.routes,
-    ...webhookRoutes,
-    ...inbox.routes,
-    openApiRoute(() => routes),
-  ]) {
-    const fullPath = joinPath(base[route.area], route.path);
-    router.add(route, fullPath);
-    routes.push({ ...route, fullPath });
-  }
+  for (const route of routes) router.add(route);
   const prefixes = [...new Set(Object.values(base))];
   const owns = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
   const trusted = proxyTest(options.trustedProxies ?? []);

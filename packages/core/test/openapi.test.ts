@@ -100,10 +100,68 @@ describe('OpenAPI document', () => {
   });
 });
 
+describe('route names', () => {
+  /** Every route on: the default ones, and the enrolment of a login under `mfa.required`. */
+  const everyRoute = () =>
+    createPostern({ issuer: 'https://postern.test', audience: 'test', mfa: { required: true } });
+
+  it('names each route after the library function it runs, once per instance', async () => {
+    const ph = everyRoute();
+    await ph.close();
+    const ids = ph.routes.map((r) => r.operationId);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    for (const r of ph.routes) {
+      const where = `${r.method} ${r.fullPath} (${r.operationId})`;
+      expect(r.operationId, where).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      if (r.library === null) continue;
+      const library = ph[r.library] as unknown as Record<string, unknown>;
+      expect(typeof library[r.operationId], where).toBe('function');
+    }
+    // Only routes that no library function stands behind go without one.
+    expect(
+      ph.routes
+        .filter((r) => r.library === null)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual(['jwks', 'openApiDocument', 'receiveDeliveryEvent', 'receiveInboundEmail', 'receiveWebhook']);
+  });
+
+  it('gives the OpenAPI document the operationIds of the declarations', async () => {
+    const ph = everyRoute();
+    const res = await ph.handle({ method: 'GET', path: '/auth/openapi.json', headers: {} });
+    await ph.close();
+    const doc = JSON.parse(res!.body as string) as { paths: Record<string, Record<string, any>> };
+    const served = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+    );
+    const declared = ph.routes.map(
+      (r) => `${r.method} ${r.fullPath.replace(/:(\w+)/g, '{$1}')} ${r.operationId}`,
+    );
+    expect(served.sort()).toEqual(declared.sort());
+  });
+
+  it('routes a parameter with declared values only for those values', async () => {
+    const ph = everyRoute();
+    const res = await ph.handle({ method: 'DELETE', path: '/auth/mfa/sms', headers: {} });
+    const known = await ph.handle({ method: 'DELETE', path: '/auth/mfa/totp', headers: {} });
+    await ph.close();
+    expect(res!.status).toBe(404);
+    expect(known!.status).toBe(401);
+  });
+});
+
 describe('docs/openapi.json', () => {
   it('is the document the routes serve now (regenerate with `pnpm openapi`)', async () => {
     const { OPENAPI_FILE, openApiText } = await import('../../../scripts/openapi.js');
     const { readFile } = await import('node:fs/promises');
     expect(await readFile(OPENAPI_FILE, 'utf8')).toBe(await openApiText());
+  });
+});
+
+describe('docs/routes.md', () => {
+  it('is the table the route declarations give now (regenerate with `pnpm routes-doc`)', async () => {
+    const { ROUTES_FILE, routesDocText } = await import('../../../scripts/routes-doc.js');
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(ROUTES_FILE, 'utf8')).toBe(await routesDocText());
   });
 });

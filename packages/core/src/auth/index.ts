@@ -26,7 +26,6 @@ export function createAuthArea(deps: AuthAreaDeps) {
     signup: config.signup,
     emailVerification: config.emailVerification,
     emailChange: config.emailChange,
-    jwks: () => ctx.keyring.jwks(),
   });
   return {
     api: createAuthApi(flows),

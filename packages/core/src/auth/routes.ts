@@ -1,24 +1,27 @@
 import type { z } from 'zod';
 import { validate } from '../http/handle.js';
-import type { RouteDef } from '../http/types.js';
+import type { RouteDef, RouteTable } from '../http/types.js';
 import type { AuthFlows } from './api.js';
 import { metaOf } from './log.js';
 import * as s from './schemas.js';
 
 const ok = (description: string, schema?: z.ZodType) => ({ description, schema });
 
-/** The auth routes (me, roles, login, refresh, signup, logout, forgot, forgot-reset) and the
- *  auth housekeeping routes. Each handler is the
- *  library function with the request's metadata: one flow, two entrances. */
+/** A route of this table: its `operationId` names a function of `ph.auth`. */
+type AuthRoute = RouteDef<any, Extract<keyof AuthFlows, string>>;
+
+/** The auth routes (area `auth`, run by `ph.auth`): each handler is the library function its
+ *  `operationId` names, with the request's metadata: one flow, two entrances. Routes switched
+ *  off in the options are left out. */
 export function authRoutes(
   api: AuthFlows,
-  opts: { signup: boolean; emailVerification: boolean; emailChange: boolean; jwks: () => Promise<unknown> },
-): RouteDef[] {
-  const routes: RouteDef[] = [
+  opts: { signup: boolean; emailVerification: boolean; emailChange: boolean },
+): RouteTable {
+  const routes: AuthRoute[] = [
     {
       method: 'GET',
       path: '/me',
-      area: 'auth',
+      operationId: 'me',
       auth: 'bearer',
       summary: 'The authenticated user',
       responses: { 200: ok('The user', s.meAnswer) },
@@ -27,7 +30,7 @@ export function authRoutes(
     {
       method: 'GET',
       path: '/roles',
-      area: 'auth',
+      operationId: 'roles',
       auth: 'bearer',
       summary: 'Roles of the authenticated user',
       responses: { 200: ok('The roles', s.rolesAnswer) },
@@ -36,7 +39,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/login',
-      area: 'auth',
+      operationId: 'login',
       auth: 'none',
       body: s.loginBody,
       refreshCookie: 'sets',
@@ -54,7 +57,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/refresh',
-      area: 'auth',
+      operationId: 'refresh',
       auth: 'none',
       body: s.refreshRequestBody,
       refreshCookie: 'rotates',
@@ -75,7 +78,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/logout',
-      area: 'auth',
+      operationId: 'logout',
       auth: 'none',
       body: s.logoutRequestBody,
       refreshCookie: 'ends',
@@ -90,7 +93,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/forgot',
-      area: 'auth',
+      operationId: 'forgot',
       auth: 'none',
       body: s.forgotBody,
       summary: 'Mail a password-reset code (same answer for unknown emails)',
@@ -100,7 +103,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/forgot-reset',
-      area: 'auth',
+      operationId: 'forgotReset',
       auth: 'none',
       body: s.forgotResetBody,
       summary: 'Set a new password with the mailed code',
@@ -114,7 +117,7 @@ export function authRoutes(
     {
       method: 'POST',
       path: '/password',
-      area: 'auth',
+      operationId: 'changePassword',
       auth: 'bearer',
       body: s.changePasswordBody,
       summary: 'Change the password (other sessions end unless keepOtherSessions)',
@@ -128,7 +131,7 @@ export function authRoutes(
     {
       method: 'GET',
       path: '/sessions',
-      area: 'auth',
+      operationId: 'listSessions',
       auth: 'bearer',
       summary: "The caller's live sessions",
       responses: { 200: ok('Sessions, newest first', s.sessionsAnswer) },
@@ -137,7 +140,7 @@ export function authRoutes(
     {
       method: 'DELETE',
       path: '/sessions',
-      area: 'auth',
+      operationId: 'revokeOtherSessions',
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End every other session (fresh login or password needed)',
@@ -151,7 +154,7 @@ export function authRoutes(
     {
       method: 'DELETE',
       path: '/sessions/:id',
-      area: 'auth',
+      operationId: 'revokeSession',
       auth: 'bearer',
       body: s.reauthBody,
       summary: 'End one of your sessions (fresh login or password needed)',
@@ -162,23 +165,13 @@ export function authRoutes(
         return { status: 204 };
       },
     },
-    {
-      method: 'GET',
-      path: '/.well-known/jwks.json',
-      area: 'auth',
-      auth: 'none',
-      summary: 'Public keys that verify access tokens (empty for HS256)',
-      storeless: true,
-      responses: { 200: ok('JWK set', s.jwksAnswer) },
-      handler: async () => ({ status: 200, body: await opts.jwks() }),
-    },
   ];
   if (opts.emailVerification)
     routes.push(
       {
         method: 'POST',
         path: '/verify-email/send',
-        area: 'auth',
+        operationId: 'sendVerificationEmail',
         auth: 'bearer',
         body: s.emptyBody,
         summary: 'Mail a code that confirms your email address',
@@ -192,7 +185,7 @@ export function authRoutes(
       {
         method: 'POST',
         path: '/verify-email',
-        area: 'auth',
+        operationId: 'verifyEmail',
         auth: 'bearer',
         body: s.verifyEmailBody,
         summary: 'Confirm your email address with the mailed code',
@@ -209,7 +202,7 @@ export function authRoutes(
       {
         method: 'POST',
         path: '/email',
-        area: 'auth',
+        operationId: 'requestEmailChange',
         auth: 'bearer',
         body: s.changeEmailBody,
         summary: 'Change your email address: mails a code to the new one (password required)',
@@ -223,7 +216,7 @@ export function authRoutes(
       {
         method: 'POST',
         path: '/email/confirm',
-        area: 'auth',
+        operationId: 'confirmEmailChange',
         auth: 'bearer',
         body: s.confirmEmailChangeBody,
         summary: 'Switch to the new email address with the code mailed there',
@@ -239,7 +232,7 @@ export function authRoutes(
     routes.splice(4, 0, {
       method: 'POST',
       path: '/signup',
-      area: 'auth',
+      operationId: 'signup',
       auth: 'none',
       body: s.signupBody,
       summary: 'Register an account',
@@ -247,5 +240,5 @@ export function authRoutes(
       responses: { 201: ok('Registered', s.signupAnswer) },
       handler: async (rc) => ({ status: 201, body: await api.signup(rc.body, metaOf(rc)) }),
     });
-  return routes;
+  return { area: 'auth', library: 'auth', routes };
 }

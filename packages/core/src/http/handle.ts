@@ -17,7 +17,15 @@ import {
 } from './refresh-cookie.js';
 import { errorToResponse, replyToResponse } from './respond.js';
 import type { Router } from './router.js';
-import type { HeaderValue, NeutralRequest, NeutralResponse, Principal, Reply, RouteDef } from './types.js';
+import type {
+  HeaderValue,
+  MountedRoute,
+  NeutralRequest,
+  NeutralResponse,
+  Principal,
+  Reply,
+  RouteDef,
+} from './types.js';
 
 export { validate } from '../util/validated.js';
 
@@ -25,7 +33,7 @@ export interface HandlerOptions {
   router: Router;
   logger: Logger;
   /** Max body bytes per area when a route does not set its own. */
-  bodyLimit: (route: RouteDef) => number;
+  bodyLimit: (route: MountedRoute) => number;
   /** Verifies the `Authorization` header's Bearer access token; throws `invalid_token`.
    *  `meta` is for the log line of a refused token. */
   authenticate: (

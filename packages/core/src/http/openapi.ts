@@ -2,10 +2,9 @@ import { type ZodType, z } from 'zod';
 import pkg from '../../package.json' with { type: 'json' };
 import { type ErrorCode, errorStatus, errorTitle } from '../errors.js';
 import { BEARER_CHALLENGES } from './bearer.js';
-import type { RouteDef } from './types.js';
+import type { MountedRoute, RouteDef } from './types.js';
 
 type Json = Record<string, unknown>;
-export type MountedRoute = RouteDef & { fullPath: string };
 
 const problemRef = { $ref: '#/components/schemas/Problem' };
 
@@ -149,12 +148,15 @@ function responsesOf(route: MountedRoute): Json {
 }
 
 function operation(route: MountedRoute): Json {
-  const params: Json[] = [...route.fullPath.matchAll(/:(\w+)/g)].map((m) => ({
-    name: m[1],
-    in: 'path',
-    required: true,
-    schema: { type: 'string', maxLength: 200 },
-  }));
+  const params: Json[] = [...route.fullPath.matchAll(/:(\w+)/g)].map(([, name]) => {
+    const declared = route.params?.shape[name!] as ZodType | undefined;
+    return {
+      name,
+      in: 'path',
+      required: true,
+      schema: declared ? jsonSchema(declared, 'input') : { type: 'string', maxLength: 200 },
+    };
+  });
   for (const [name, schema] of Object.entries(route.query?.shape ?? {})) {
     const { description, ...rest } = jsonSchema(schema as ZodType, 'input');
     params.push({
@@ -168,10 +170,7 @@ function operation(route: MountedRoute): Json {
   const responses = responsesOf(route);
 
   const op: Json = {
-    operationId: `${route.method.toLowerCase()}${route.fullPath
-      .split(/[^A-Za-z0-9]+/)
-      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-      .join('')}`,
+    operationId: route.operationId,
     summary: route.summary,
     tags: [route.area],
     responses,
@@ -234,7 +233,7 @@ export function openApiRoute(routes: () => readonly MountedRoute[]): RouteDef {
   return {
     method: 'GET',
     path: '/openapi.json',
-    area: 'auth',
+    operationId: 'openApiDocument',
     auth: 'none',
     summary: 'OpenAPI 3.1 document of every route',
     storeless: true,

@@ -1,14 +1,14 @@
-import type { RouteDef } from './types.js';
+import type { MountedRoute } from './types.js';
 
 export interface MatchedRoute {
-  route: RouteDef;
+  route: MountedRoute;
   params: Record<string, string>;
   /** Full path pattern, e.g. `/inbox/threads/:id`. */
   pattern: string;
 }
 
 interface Compiled {
-  route: RouteDef;
+  route: MountedRoute;
   pattern: string;
   segments: string[];
 }
@@ -19,7 +19,8 @@ export class Router {
   private readonly exact = new Map<string, Map<string, MatchedRoute>>();
   private readonly dynamic: Compiled[] = [];
 
-  add(route: RouteDef, fullPath: string): void {
+  add(route: MountedRoute): void {
+    const { fullPath } = route;
     if (fullPath.includes(':')) {
       this.dynamic.push({ route, pattern: fullPath, segments: fullPath.split('/') });
     } else {
@@ -56,7 +57,9 @@ export class Router {
           break;
         }
       }
-      if (ok) return { route: c.route, params, pattern: c.pattern };
+      // A route that says which values its parameters take matches only those.
+      if (ok && (!c.route.params || c.route.params.safeParse(params).success))
+        return { route: c.route, params, pattern: c.pattern };
     }
     return null;
   }

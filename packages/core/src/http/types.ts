@@ -57,11 +57,20 @@ export interface Reply {
 
 export type Area = 'auth' | 'inbox' | 'webhook';
 
-export interface RouteDef<B = any> {
+/** The member of a Postern instance whose functions the routes of a table run (`ph.auth`,
+ *  `ph.inbox`). */
+export type Library = 'auth' | 'inbox';
+
+/** One route. `Id`: the names its `operationId` may take (a table narrows it to the function
+ *  names of its library, so a route cannot name a flow that does not exist). */
+export interface RouteDef<B = any, Id extends string = string> {
   method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
   /** Path inside its area, e.g. `/login` or `/threads/:id`. */
   path: string;
-  area: Area;
+  /** The route's one name: the library function it runs (`login` for `POST /auth/login`, as
+   *  `ph.auth.login`), or a stable name of its own where no library function stands behind it
+   *  (webhook intake, keys, the document). The OpenAPI document uses it as is. */
+  operationId: Id;
   auth: 'none' | 'bearer';
   /** zod schema of the JSON body; absent = the body is ignored. */
   body?: ZodType<B>;
@@ -93,5 +102,22 @@ export interface RouteDef<B = any> {
   storeless?: boolean;
   /** Query parameters, for the document only (the handler reads and checks them). */
   query?: ZodObject;
+  /** Path parameters a route matches only when they fit (else the path is not this route's),
+   *  and the document's description of them; absent: any non-empty segment. */
+  params?: ZodObject;
   handler(ctx: RouteContext<B>): Promise<Reply> | Reply;
 }
+
+/** The routes of one area, declared together: the area (and so the mount point,
+ *  `basePath[area]`) is given once for all of them. */
+export interface RouteTable {
+  area: Area;
+  /** Where each route's `operationId` names a function (`ph[library][operationId]`); null
+   *  for routes that run no library function. */
+  library: Library | null;
+  routes: readonly RouteDef[];
+}
+
+/** A route as an instance serves it: its table's area and library, and its full path
+ *  (`/auth/login`, `/inbox/threads/:id`). */
+export type MountedRoute = RouteDef & { area: Area; library: Library | null; fullPath: string };

@@ -1,5 +1,4 @@
 import type { PosternContext } from '../context.js';
-import type { RouteDef } from '../http/types.js';
 import { memoryFiles } from '../memory/files.js';
 import { purgeInBatches } from '../outbox/index.js';
 import { type Consumer, EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
@@ -54,7 +53,7 @@ export function createInboxArea({ ctx: shared, mailReader = loadMailReader }: In
   ];
 
   const api = { ...createInboxApi(ctx, opts), consumers };
-  const routes: RouteDef[] = createInboxRoutes(api);
+  const routes = createInboxRoutes(api);
   return {
     api,
     routes,

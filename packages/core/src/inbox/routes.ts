@@ -1,5 +1,5 @@
 import { PosternError } from '../errors.js';
-import type { RouteContext, RouteDef } from '../http/types.js';
+import type { RouteContext, RouteDef, RouteTable } from '../http/types.js';
 import { metaOf } from '../util/security-log.js';
 import type { AccessMeta } from './access.js';
 import type { InboxApi } from './api.js';
@@ -42,9 +42,12 @@ const access = {
 /** What every route of an account or thread can answer beyond those of every Bearer route. */
 const errors = ['forbidden', 'not_found'] as const;
 
-/** The inbox API (area `inbox`, Bearer, members only; docs/inbox.md). Routes with a body
- *  check access first: a non-member gets 403 whatever they sent. */
-export function createInboxRoutes(api: InboxApi): RouteDef[] {
+/** A route of this table: its `operationId` names a function of `ph.inbox`. */
+type InboxRoute = RouteDef<any, Extract<keyof InboxApi, string>>;
+
+/** The inbox API (area `inbox`, Bearer, members only; docs/inbox.md), run by `ph.inbox`.
+ *  Routes with a body check access first: a non-member gets 403 whatever they sent. */
+export function createInboxRoutes(api: InboxApi): RouteTable {
   const limitOf = (v: string | null) => {
     if (v === null) return undefined;
     const n = /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN;
@@ -55,11 +58,11 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     }
     return n;
   };
-  return [
+  const routes: InboxRoute[] = [
     {
       method: 'POST',
       path: '/accounts',
-      area: 'inbox',
+      operationId: 'createAccount',
       auth: 'bearer',
       body: createAccountBody,
       validatesBody: true, // createAccount validates (it is ph.inbox.createAccount too)
@@ -76,7 +79,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'GET',
       path: '/accounts',
-      area: 'inbox',
+      operationId: 'listAccounts',
       auth: 'bearer',
       summary: 'Inbox accounts the caller belongs to',
       responses: { 200: { description: 'accounts', schema: accountListSchema } },
@@ -87,7 +90,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'POST',
       path: '/accounts/:id/members',
-      area: 'inbox',
+      operationId: 'addMember',
       auth: 'bearer',
       body: addMemberBody,
       validatesBody: true, // addMember checks ownership, then validates
@@ -109,7 +112,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'GET',
       path: '/accounts/:id/members',
-      area: 'inbox',
+      operationId: 'listMembers',
       auth: 'bearer',
       summary:
         'Members of an inbox account, with those waiting for a proven address as pending (owners only)',
@@ -125,7 +128,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'GET',
       path: '/accounts/:id/threads',
-      area: 'inbox',
+      operationId: 'listThreads',
       auth: 'bearer',
       summary: 'Threads of an inbox account, newest first (`?cursor=` from `nextCursor`, `?limit=`)',
       query: threadListQuery,
@@ -148,7 +151,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'GET',
       path: '/threads/:id',
-      area: 'inbox',
+      operationId: 'getThread',
       auth: 'bearer',
       summary: 'A thread with its messages (oldest first), statuses and attachment metadata',
       responses: { 200: { description: 'the thread', schema: threadDetailSchema }, ...access },
@@ -160,7 +163,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'GET',
       path: '/attachments/:id',
-      area: 'inbox',
+      operationId: 'getAttachment',
       auth: 'bearer',
       summary: 'Download an attachment (never rendered at the host origin)',
       responses: { 200: { description: 'the bytes, as a download', binary: true }, ...access },
@@ -183,7 +186,7 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
     {
       method: 'POST',
       path: '/threads/:id/reply',
-      area: 'inbox',
+      operationId: 'reply',
       auth: 'bearer',
       body: replyBody,
       validatesBody: true, // reply checks membership, then validates
@@ -204,4 +207,5 @@ export function createInboxRoutes(api: InboxApi): RouteDef[] {
       },
     },
   ];
+  return { area: 'inbox', library: 'inbox', routes };
 }

@@ -21,17 +21,19 @@ export function createMfaFlows(env: MfaEnv) {
   return {
     /** `POST /auth/login/email-code`: completes a pending login with the mailed login code. */
     loginWithEmailCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, { ...input, methodType: 'email', methodField: 'token' }, meta),
-    /** `POST /auth/login/email-code/resend` and `POST /auth/mfa/resend`: mails a fresh code for a
-     *  pending login (409 `nothing_to_resend`). */
+      login.loginWithEmailCode(env, input, meta),
+    /** `POST /auth/login/email-code/resend`: the same as `resendCode`, under the path of the
+     *  email-code login. */
+    resendLoginCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
+      login.resendCode(env, input, meta),
+    /** `POST /auth/mfa/resend`: mails a fresh code for a pending login (409 `nothing_to_resend`). */
     resendCode: (input: Out<typeof s.tokenBody>, meta: RequestMeta = {}) =>
       login.resendCode(env, input, meta),
     /** `POST /auth/mfa/verify`: a TOTP, mailed or recovery code. */
-    verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, input, meta),
+    verifyMfa: (input: Out<typeof s.verifyBody>, meta: RequestMeta = {}) => login.verifyMfa(env, input, meta),
     /** `POST /auth/mfa/recovery`. */
     verifyRecoveryCode: (input: Out<typeof s.tokenCodeBody>, meta: RequestMeta = {}) =>
-      login.verifyCode(env, { ...input, methodType: 'recovery', methodField: 'token' }, meta),
+      login.verifyRecoveryCode(env, input, meta),
     /** `POST /auth/mfa/webauthn/options`. */
     webauthnLoginOptions: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
       login.webauthnLoginOptions(env, input, meta),
@@ -77,10 +79,10 @@ export function createMfaFlows(env: MfaEnv) {
       enrol.removePasskey(env, principal, id, input?.password, meta),
     /** Needs the password whatever the login's age; the old codes die. */
     regenerateRecoveryCodes: (principal: Principal, input?: Password, meta: RequestMeta = {}) =>
-      enrol.regenerateRecovery(env, principal, input?.password, meta),
+      enrol.regenerateRecoveryCodes(env, principal, input?.password, meta),
     /** Needs the password whatever the login's age. */
     disableMfaMethod: (principal: Principal, method: MfaMethod, input?: Password, meta: RequestMeta = {}) =>
-      enrol.disableMethod(env, principal, method, input?.password, meta),
+      enrol.disableMfaMethod(env, principal, method, input?.password, meta),
 
     // `mfa.required`: a login without a method enrols its first one with the pending token.
     enrolTotpSetup: (input: Out<typeof s.mfaTokenBody>, meta: RequestMeta = {}) =>
@@ -120,6 +122,7 @@ export function createMfaApi(flows: MfaFlows) {
   return {
     ...flows,
     loginWithEmailCode: validated(s.tokenCodeBody, flows.loginWithEmailCode),
+    resendLoginCode: validated(s.tokenBody, flows.resendLoginCode),
     resendCode: validated(s.tokenBody, flows.resendCode),
     verifyMfa: validated(s.verifyBody, flows.verifyMfa),
     verifyRecoveryCode: validated(s.tokenCodeBody, flows.verifyRecoveryCode),

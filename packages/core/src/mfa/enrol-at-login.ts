@@ -3,17 +3,7 @@ import type { MfaMethod, SessionAnswer } from '../context.js';
 import { PosternError } from '../errors.js';
 import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
-import {
-  assertAllowed,
-  type Confirmed,
-  confirmEmail,
-  confirmPasskey,
-  confirmTotp,
-  factorAdded,
-  startEmail,
-  startPasskey,
-  startTotp,
-} from './factor-setup.js';
+import * as factor from './factor-setup.js';
 import { enabledMethods } from './factors.js';
 import { completeLogin } from './login.js';
 import { type OpenPending, openPending, runFactorCheck, WRONG_CODE } from './pending.js';
@@ -29,7 +19,7 @@ async function assertEnrolling(env: MfaEnv, p: OpenPending): Promise<void> {
 }
 
 async function open(env: MfaEnv, token: string, method: MfaMethod, meta: RequestMeta): Promise<OpenPending> {
-  assertAllowed(env, method);
+  factor.assertAllowed(env, method);
   const p = await openPending(env, token, meta);
   await assertEnrolling(env, p);
   return p;
@@ -44,7 +34,7 @@ async function enrolled(
   recoveryCodes: string[] | null,
   meta: RequestMeta,
 ): Promise<SessionAnswer & { recoveryCodes?: string[] }> {
-  const added = await factorAdded(env, opened.user, method, recoveryCodes, undefined, meta);
+  const added = await factor.factorAdded(env, opened.user, method, recoveryCodes, undefined, meta);
   const session = await completeLogin(env, opened, method === 'webauthn' ? 'webauthn' : method, meta);
   return { ...session, ...added };
 }
@@ -54,9 +44,9 @@ async function confirmWith(
   mfaToken: string,
   meta: RequestMeta,
   method: MfaMethod,
-  confirm: (p: OpenPending) => Promise<Confirmed>,
+  confirm: (p: OpenPending) => Promise<factor.Confirmed>,
 ) {
-  assertAllowed(env, method);
+  factor.assertAllowed(env, method);
   let recoveryCodes: string[] | null = null;
   const opened = await runFactorCheck(env, mfaToken, meta, `enrol_${method}`, async (p) => {
     await assertEnrolling(env, p);
@@ -69,11 +59,13 @@ async function confirmWith(
 }
 
 export async function enrolTotpSetup(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
-  return startTotp(env, (await open(env, input.mfaToken, 'totp', meta)).user);
+  return factor.totpSetup(env, (await open(env, input.mfaToken, 'totp', meta)).user);
 }
 
 export function enrolTotpConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
-  return confirmWith(env, input.mfaToken, meta, 'totp', (p) => confirmTotp(env, p.user, input.code, true));
+  return confirmWith(env, input.mfaToken, meta, 'totp', (p) =>
+    factor.totpConfirm(env, p.user, input.code, true),
+  );
 }
 
 export async function enrolEmailSetup(
@@ -81,16 +73,18 @@ export async function enrolEmailSetup(
   input: { mfaToken: string },
   meta: RequestMeta,
 ): Promise<void> {
-  await startEmail(env, (await open(env, input.mfaToken, 'email', meta)).user);
+  await factor.emailSetup(env, (await open(env, input.mfaToken, 'email', meta)).user);
 }
 
 export function enrolEmailConfirm(env: MfaEnv, input: { mfaToken: string; code: string }, meta: RequestMeta) {
-  return confirmWith(env, input.mfaToken, meta, 'email', (p) => confirmEmail(env, p.user, input.code, true));
+  return confirmWith(env, input.mfaToken, meta, 'email', (p) =>
+    factor.emailConfirm(env, p.user, input.code, true),
+  );
 }
 
 export async function enrolPasskeyOptions(env: MfaEnv, input: { mfaToken: string }, meta: RequestMeta) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  return startPasskey(env, (await open(env, input.mfaToken, 'webauthn', meta)).user);
+  return factor.webauthnRegisterOptions(env, (await open(env, input.mfaToken, 'webauthn', meta)).user);
 }
 
 export async function enrolPasskeyVerify(
@@ -100,7 +94,14 @@ export async function enrolPasskeyVerify(
 ) {
   let credentialId = '';
   const answer = await confirmWith(env, input.mfaToken, meta, 'webauthn', async (p) => {
-    const added = await confirmPasskey(env, p.user, input.attestationResponse, input.name, meta, true);
+    const added = await factor.webauthnRegisterVerify(
+      env,
+      p.user,
+      input.attestationResponse,
+      input.name,
+      meta,
+      true,
+    );
     credentialId = added?.credentialId ?? '';
     return added ?? false;
   });

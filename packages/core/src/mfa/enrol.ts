@@ -6,20 +6,9 @@ import type { Principal } from '../http/types.js';
 import type { User } from '../ports/user-store.js';
 import { ipOf, type RequestMeta } from '../util/security-log.js';
 import type { MfaEnv } from './env.js';
-import {
-  afterFactorChange,
-  assertAllowed,
-  type Confirmed,
-  confirmEmail,
-  confirmPasskey,
-  confirmTotp,
-  factorAdded,
-  startEmail,
-  startPasskey,
-  startTotp,
-} from './factor-setup.js';
+import * as factor from './factor-setup.js';
 import { enabledMethods } from './factors.js';
-import { regenerateRecoveryCodes } from './recovery.js';
+import { replaceRecoveryCodes } from './recovery.js';
 
 // Enrolment and housekeeping for a signed-in user (Bearer routes).
 
@@ -39,10 +28,10 @@ async function checkCode(
   env: MfaEnv,
   user: User,
   meta: RequestMeta,
-  confirm: () => Promise<Confirmed>,
+  confirm: () => Promise<factor.Confirmed>,
 ): Promise<string[] | null> {
   const counted = await env.ctx.throttle.take(['code:user', user.id], ['code:ip', ipOf(meta)]);
-  let confirmed: Confirmed;
+  let confirmed: factor.Confirmed;
   try {
     confirmed = await confirm();
   } catch (e) {
@@ -63,8 +52,8 @@ export async function totpSetup(
   password: string | undefined,
   meta: RequestMeta,
 ) {
-  assertAllowed(env, 'totp');
-  return startTotp(env, await fresh(env, principal, password, meta));
+  factor.assertAllowed(env, 'totp');
+  return factor.totpSetup(env, await fresh(env, principal, password, meta));
 }
 
 export async function totpConfirm(
@@ -73,11 +62,13 @@ export async function totpConfirm(
   input: { code: string; password?: string },
   meta: RequestMeta,
 ) {
-  assertAllowed(env, 'totp');
+  factor.assertAllowed(env, 'totp');
   const user = await fresh(env, principal, input.password, meta);
   const first = !(await hasMfa(env, user));
-  const recoveryCodes = await checkCode(env, user, meta, () => confirmTotp(env, user, input.code, first));
-  return factorAdded(env, user, 'totp', recoveryCodes, principal.sid, meta);
+  const recoveryCodes = await checkCode(env, user, meta, () =>
+    factor.totpConfirm(env, user, input.code, first),
+  );
+  return factor.factorAdded(env, user, 'totp', recoveryCodes, principal.sid, meta);
 }
 
 export async function emailSetup(
@@ -86,8 +77,8 @@ export async function emailSetup(
   password: string | undefined,
   meta: RequestMeta,
 ): Promise<void> {
-  assertAllowed(env, 'email');
-  await startEmail(env, await fresh(env, principal, password, meta));
+  factor.assertAllowed(env, 'email');
+  await factor.emailSetup(env, await fresh(env, principal, password, meta));
 }
 
 export async function emailConfirm(
@@ -96,11 +87,13 @@ export async function emailConfirm(
   input: { code: string; password?: string },
   meta: RequestMeta,
 ) {
-  assertAllowed(env, 'email');
+  factor.assertAllowed(env, 'email');
   const user = await fresh(env, principal, input.password, meta);
   const first = !(await hasMfa(env, user));
-  const recoveryCodes = await checkCode(env, user, meta, () => confirmEmail(env, user, input.code, first));
-  return factorAdded(env, user, 'email', recoveryCodes, principal.sid, meta);
+  const recoveryCodes = await checkCode(env, user, meta, () =>
+    factor.emailConfirm(env, user, input.code, first),
+  );
+  return factor.factorAdded(env, user, 'email', recoveryCodes, principal.sid, meta);
 }
 
 export async function webauthnRegisterOptions(
@@ -110,8 +103,8 @@ export async function webauthnRegisterOptions(
   meta: RequestMeta,
 ) {
   await env.ctx.throttle.hit('webauthn:ip', ipOf(meta));
-  assertAllowed(env, 'webauthn');
-  return startPasskey(env, await fresh(env, principal, input.password, meta));
+  factor.assertAllowed(env, 'webauthn');
+  return factor.webauthnRegisterOptions(env, await fresh(env, principal, input.password, meta));
 }
 
 export async function webauthnRegisterVerify(
@@ -120,14 +113,21 @@ export async function webauthnRegisterVerify(
   input: { attestationResponse: RegistrationResponseJSON; name?: string; password?: string },
   meta: RequestMeta,
 ) {
-  assertAllowed(env, 'webauthn');
+  factor.assertAllowed(env, 'webauthn');
   const user = await fresh(env, principal, input.password, meta);
   const first = !(await hasMfa(env, user));
-  const added = await confirmPasskey(env, user, input.attestationResponse, input.name, meta, first);
+  const added = await factor.webauthnRegisterVerify(
+    env,
+    user,
+    input.attestationResponse,
+    input.name,
+    meta,
+    first,
+  );
   if (!added) throw new PosternError('invalid_code');
   return {
     credentialId: added.credentialId,
-    ...(await factorAdded(env, user, 'webauthn', added.recoveryCodes, principal.sid, meta)),
+    ...(await factor.factorAdded(env, user, 'webauthn', added.recoveryCodes, principal.sid, meta)),
   };
 }
 
@@ -152,10 +152,10 @@ async function afterRemoval(
   meta: RequestMeta,
 ) {
   if (!(await hasMfa(env, user))) await env.ctx.stores.recoveryCodes.deleteAll(user.id);
-  await afterFactorChange(env, user, principal.sid, { kind: 'removed', method }, meta);
+  await factor.afterFactorChange(env, user, principal.sid, { kind: 'removed', method }, meta);
 }
 
-export async function disableMethod(
+export async function disableMfaMethod(
   env: MfaEnv,
   principal: Principal,
   method: MfaMethod,
@@ -185,7 +185,7 @@ export async function removePasskey(
   await afterRemoval(env, user, principal, 'webauthn', meta);
 }
 
-export async function regenerateRecovery(
+export async function regenerateRecoveryCodes(
   env: MfaEnv,
   principal: Principal,
   password: string | undefined,
@@ -194,7 +194,7 @@ export async function regenerateRecovery(
   const user = await withPassword(env, principal, password, meta);
   if (!(await hasMfa(env, user)))
     throw new PosternError('validation_failed', { detail: 'MFA is not enabled' });
-  const recoveryCodes = await regenerateRecoveryCodes(env, user.id);
-  await afterFactorChange(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
+  const recoveryCodes = await replaceRecoveryCodes(env, user.id);
+  await factor.afterFactorChange(env, user, principal.sid, { kind: 'recovery_regenerated' }, meta);
   return { recoveryCodes };
 }

@@ -13,7 +13,8 @@ import { otpauthUri, TOTP_SEED_BYTES, verifyTotp } from './totp.js';
 import { registrationOptions, verifyRegistration } from './webauthn.js';
 
 // Adding a factor, whoever asks: a signed-in user (enrol.ts) or, with `mfa.required`, a login
-// that must enrol before it gets a session (enrol-at-login.ts). Callers check who may.
+// that must enrol before it gets a session (enrol-at-login.ts). Callers check who may. Each
+// step has the name of the flow (and route operationId) of a signed-in user's enrolment.
 
 /** A TOTP seed from setup waits this long for its first code. */
 const TOTP_SETUP_SECONDS = 900;
@@ -22,7 +23,7 @@ export function assertAllowed(env: MfaEnv, method: MfaMethod): void {
   if (!env.cfg.methods.has(method)) throw new PosternError('not_found');
 }
 
-export async function startTotp(env: MfaEnv, user: User) {
+export async function totpSetup(env: MfaEnv, user: User) {
   const seed = new Uint8Array(randomBytes(TOTP_SEED_BYTES));
   await env.ctx.stores.mfaFactors.savePendingTotp({
     userId: user.id,
@@ -44,7 +45,7 @@ const codesFor = (env: MfaEnv, user: User, first: boolean): Promise<FirstCodes> 
 
 /** Turns the pending seed into the active factor when `code` matches it (atomic, once), in one
  *  transaction with the recovery codes of a first factor. */
-export async function confirmTotp(env: MfaEnv, user: User, code: string, first: boolean): Promise<Confirmed> {
+export async function totpConfirm(env: MfaEnv, user: User, code: string, first: boolean): Promise<Confirmed> {
   const now = env.ctx.clock.now();
   const pending = await env.ctx.stores.mfaFactors.getPendingTotp(user.id, now);
   if (!pending) return false;
@@ -58,7 +59,7 @@ export async function confirmTotp(env: MfaEnv, user: User, code: string, first: 
   );
 }
 
-export async function startEmail(env: MfaEnv, user: User): Promise<void> {
+export async function emailSetup(env: MfaEnv, user: User): Promise<void> {
   await env.ctx.throttle.hit('resend', `email-setup:${user.id}`);
   // Setup mails an address no one has proven yet: a few per hour, not one per 30 s all day.
   await env.ctx.throttle.hit('mail:user', user.id);
@@ -72,7 +73,7 @@ export async function startEmail(env: MfaEnv, user: User): Promise<void> {
  *  there too, and once that budget is spent the factor is still enabled (under the MFA code
  *  limits alone) but the address is not marked proven. No live code (a parallel copy used it, it
  *  expired, none was sent) is thrown, so the caller gives its point back: nothing was guessed. */
-export async function confirmEmail(
+export async function emailConfirm(
   env: MfaEnv,
   user: User,
   code: string,
@@ -107,11 +108,11 @@ async function takeIfUnder(env: MfaEnv, entry: readonly [ThrottleBucket, string]
   }
 }
 
-export const startPasskey = registrationOptions;
+export const webauthnRegisterOptions = registrationOptions;
 
 /** Stores the credential when the attestation verifies, in one transaction with the recovery
  *  codes of a first factor; its id with the codes, or null. */
-export async function confirmPasskey(
+export async function webauthnRegisterVerify(
   env: MfaEnv,
   user: User,
   attestation: RegistrationResponseJSON,

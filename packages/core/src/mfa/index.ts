@@ -1,5 +1,4 @@
 import type { MfaGate, PosternContext } from '../context.js';
-import type { RouteDef } from '../http/types.js';
 import { createMfaApi, createMfaFlows } from './api.js';
 import type { MfaEnv } from './env.js';
 import { createMfaGate } from './login.js';
@@ -25,6 +24,6 @@ export function createMfaArea({ ctx }: MfaAreaDeps) {
     /** MFA state of a user, as `GET /auth/me` shows it. */
     mfaSummary: (userId: string) => mfaSummary(gate, userId),
   };
-  const routes: RouteDef[] = mfaRoutes(env, flows);
+  const routes = mfaRoutes(env, flows);
   return { gate, api, routes };
 }

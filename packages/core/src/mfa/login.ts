@@ -170,12 +170,12 @@ async function checkRecovery(env: MfaEnv, p: OpenPending, code: string): Promise
   };
 }
 
-/** `POST /auth/login/email-code`, `/auth/mfa/verify`, `/auth/mfa/recovery`: completes a
- *  pending login with a code. Without `methodType`, a recovery code is recognised by its shape
- *  and a six-digit code is tried as TOTP, then as the emailed code; either way one wrong answer
- *  counts once. `methodField` names the body field an unoffered method is blamed on
+/** `POST /auth/mfa/verify` (and, with the method fixed, `loginWithEmailCode` and
+ *  `verifyRecoveryCode`): completes a pending login with a code. Without `methodType`, a
+ *  recovery code is recognised by its shape and a six-digit code is tried as TOTP, then as the
+ *  emailed code; either way one wrong answer counts once. `methodField` names the body field an unoffered method is blamed on
  *  (`/auth/login/email-code` has no `methodType`: its token is what is wrong). */
-export async function verifyCode(
+export async function verifyMfa(
   env: MfaEnv,
   input: { token: string; code: string; methodType?: CodeMethod; methodField?: string },
   meta: RequestMeta,
@@ -215,9 +215,18 @@ export async function verifyCode(
   return completeLogin(env, opened, used, meta);
 }
 
-/** `POST /auth/login/email-code/resend`, `/auth/mfa/resend`: mails a fresh code for a pending
- *  login whose user has the email method (the previous code dies; failures so far are kept).
- *  409 `nothing_to_resend` otherwise. */
+/** `POST /auth/login/email-code`: `verifyMfa` with the emailed code; a login that does not
+ *  offer the email method is blamed on its token. */
+export const loginWithEmailCode = (env: MfaEnv, input: { token: string; code: string }, meta: RequestMeta) =>
+  verifyMfa(env, { ...input, methodType: 'email', methodField: 'token' }, meta);
+
+/** `POST /auth/mfa/recovery`: `verifyMfa` with a recovery code. */
+export const verifyRecoveryCode = (env: MfaEnv, input: { token: string; code: string }, meta: RequestMeta) =>
+  verifyMfa(env, { ...input, methodType: 'recovery', methodField: 'token' }, meta);
+
+/** `POST /auth/mfa/resend` (and `POST /auth/login/email-code/resend`, `resendLoginCode`):
+ *  mails a fresh code for a pending login whose user has the email method (the previous code
+ *  dies; failures so far are kept). 409 `nothing_to_resend` otherwise. */
 export async function resendCode(env: MfaEnv, input: { token: string }, meta: RequestMeta): Promise<void> {
   const { pending, user } = await openPending(env, input.token, meta);
   if (!pending.methods.includes('email')) throw new PosternError('nothing_to_resend');

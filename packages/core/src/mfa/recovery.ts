@@ -56,7 +56,7 @@ async function newRecoveryCodes(
 }
 
 /** A new set replacing the old one (the old codes die). */
-export async function regenerateRecoveryCodes(env: MfaEnv, userId: string): Promise<string[]> {
+export async function replaceRecoveryCodes(env: MfaEnv, userId: string): Promise<string[]> {
   const { shown, rows } = await newRecoveryCodes(env, userId);
   await env.ctx.stores.recoveryCodes.replaceAll(userId, rows);
   return shown;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { MfaMethod } from '../context.js';
-import type { RouteContext, RouteDef } from '../http/types.js';
+import { routeOf } from '../http/route-table.js';
+import type { RouteDef, RouteTable } from '../http/types.js';
 import { metaOf } from '../util/security-log.js';
 import type { MfaFlows } from './api.js';
 import type { MfaEnv } from './env.js';
@@ -18,38 +18,22 @@ const pendingCodeErrors = ['invalid_token', 'invalid_code', 'rate_limited'] as c
 const pendingResendErrors = ['invalid_token', 'nothing_to_resend', 'rate_limited'] as const;
 const enrolConfirmErrors = [...pendingCodeErrors, 'not_found'] as const;
 
-type Out<T extends z.ZodType> = z.output<T>;
+/** A route of these tables: its `operationId` names an MFA flow. */
+const route = routeOf<MfaFlows>();
 
-function route<B>(def: Omit<RouteDef<B>, 'area'>): RouteDef<B> {
-  return { area: 'auth', ...def };
-}
+/** The methods `DELETE /mfa/:method` removes; any other segment is not that route's. */
+const methodParam = z.object({ method: z.enum(['totp', 'email', 'webauthn']) });
 
-/** The MFA login routes (docs/mfa.md) and the MFA enrolment table. */
-export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
-  const resend = async (rc: RouteContext<Out<typeof s.tokenBody>>) => {
-    await flows.resendCode(rc.body, metaOf(rc));
-    return { status: 202, body: { accepted: true } };
-  };
-  const disable = (method: MfaMethod) =>
-    route({
-      method: 'DELETE',
-      path: `/mfa/${method}`,
-      auth: 'bearer',
-      body: s.optionalPasswordBody,
-      summary: `Remove the ${method} method (password required)`,
-      errors: changeErrors,
-      responses: noContent,
-      handler: async (rc) => {
-        await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
-        return { status: 204 };
-      },
-    });
-
-  return [
+/** The MFA routes (area `auth`, docs/mfa.md): pending login, enrolment and housekeeping, and
+ *  with `mfa.required` the enrolment during a login. Each runs the MFA flow its `operationId`
+ *  names. */
+export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteTable {
+  const routes: RouteDef[] = [
     // --- pending login (no Bearer: the pending token travels in the body) ---
     route({
       method: 'POST',
       path: '/login/email-code',
+      operationId: 'loginWithEmailCode',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.tokenCodeBody,
@@ -61,16 +45,21 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/login/email-code/resend',
+      operationId: 'resendLoginCode',
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh login code for a pending login',
       errors: pendingResendErrors,
       responses: accepted,
-      handler: resend,
+      handler: async (rc) => {
+        await flows.resendLoginCode(rc.body, metaOf(rc));
+        return { status: 202, body: { accepted: true } };
+      },
     }),
     route({
       method: 'POST',
       path: '/mfa/verify',
+      operationId: 'verifyMfa',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.verifyBody,
@@ -82,6 +71,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/recovery',
+      operationId: 'verifyRecoveryCode',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.tokenCodeBody,
@@ -93,16 +83,21 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/resend',
+      operationId: 'resendCode',
       auth: 'none',
       body: s.tokenBody,
       summary: 'Mail a fresh code for a pending login (email method)',
       errors: pendingResendErrors,
       responses: accepted,
-      handler: resend,
+      handler: async (rc) => {
+        await flows.resendCode(rc.body, metaOf(rc));
+        return { status: 202, body: { accepted: true } };
+      },
     }),
     route({
       method: 'POST',
       path: '/mfa/webauthn/options',
+      operationId: 'webauthnLoginOptions',
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'WebAuthn request options for a pending login',
@@ -118,6 +113,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/webauthn/verify',
+      operationId: 'webauthnLoginVerify',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.webauthnVerifyBody,
@@ -131,6 +127,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/totp/setup',
+      operationId: 'totpSetup',
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start TOTP enrolment: a new seed, active once confirmed',
@@ -149,6 +146,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/totp/confirm',
+      operationId: 'totpConfirm',
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm TOTP with a first code; recovery codes on the first method',
@@ -162,6 +160,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/email/setup',
+      operationId: 'emailSetup',
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Start email-code enrolment: a code is mailed',
@@ -175,6 +174,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/email/confirm',
+      operationId: 'emailConfirm',
       auth: 'bearer',
       body: s.confirmBody,
       summary: 'Confirm the email method with the mailed code',
@@ -188,6 +188,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/webauthn/register/options',
+      operationId: 'webauthnRegisterOptions',
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'WebAuthn creation options for a new passkey',
@@ -203,6 +204,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/webauthn/register/verify',
+      operationId: 'webauthnRegisterVerify',
       auth: 'bearer',
       body: s.registerVerifyBody,
       summary: 'Register a passkey from its attestation',
@@ -221,6 +223,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'GET',
       path: '/mfa/webauthn/credentials',
+      operationId: 'listPasskeys',
       auth: 'bearer',
       summary: "The caller's passkeys",
       responses: { 200: { description: 'Passkeys, oldest first', schema: s.passkeysAnswer } },
@@ -229,6 +232,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'DELETE',
       path: '/mfa/webauthn/credentials/:id',
+      operationId: 'removePasskey',
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Remove one passkey (password required)',
@@ -242,6 +246,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/recovery-codes',
+      operationId: 'regenerateRecoveryCodes',
       auth: 'bearer',
       body: s.optionalPasswordBody,
       summary: 'Replace the recovery codes (password required); the old ones die',
@@ -252,11 +257,25 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteDef[] {
         body: await flows.regenerateRecoveryCodes(rc.principal, rc.body, metaOf(rc)),
       }),
     }),
-    disable('totp'),
-    disable('email'),
-    disable('webauthn'),
+    route({
+      method: 'DELETE',
+      path: '/mfa/:method',
+      operationId: 'disableMfaMethod',
+      params: methodParam,
+      auth: 'bearer',
+      body: s.optionalPasswordBody,
+      summary: 'Remove a method, `totp`, `email` or `webauthn` (every passkey) (password required)',
+      errors: changeErrors,
+      responses: noContent,
+      handler: async (rc) => {
+        const { method } = methodParam.parse(rc.params);
+        await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
+        return { status: 204 };
+      },
+    }),
     ...(env.cfg.required ? enrolAtLoginRoutes(flows) : []),
   ];
+  return { area: 'auth', library: 'auth', routes };
 }
 
 const sessionWithCodes = {
@@ -272,6 +291,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/totp/setup',
+      operationId: 'enrolTotpSetup',
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: start TOTP enrolment during a login without a method',
@@ -282,6 +302,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/totp/confirm',
+      operationId: 'enrolTotpConfirm',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.mfaTokenCodeBody,
@@ -293,6 +314,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/email/setup',
+      operationId: 'enrolEmailSetup',
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: mail an enrolment code during a login without a method',
@@ -306,6 +328,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/email/confirm',
+      operationId: 'enrolEmailConfirm',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.mfaTokenCodeBody,
@@ -317,6 +340,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/webauthn/options',
+      operationId: 'enrolPasskeyOptions',
       auth: 'none',
       body: s.mfaTokenBody,
       summary: 'mfa.required: passkey creation options during a login without a method',
@@ -329,6 +353,7 @@ function enrolAtLoginRoutes(flows: MfaFlows): RouteDef[] {
     route({
       method: 'POST',
       path: '/mfa/enrol/webauthn/verify',
+      operationId: 'enrolPasskeyVerify',
       refreshCookie: 'sets',
       auth: 'none',
       body: s.enrolPasskeyBody,

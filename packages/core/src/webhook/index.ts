@@ -4,7 +4,7 @@ import type { PosternContext } from '../context.js';
 import { ConfigError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
 import { nestsDeeperThan } from '../http/json-depth.js';
-import type { RouteContext, RouteDef } from '../http/types.js';
+import type { RouteContext, RouteDef, RouteTable } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
 import { integerOption } from '../util/integer-option.js';
 import { eventNameOf, routeWebhook } from './routing.js';
@@ -55,7 +55,7 @@ function parseObject(raw: Uint8Array): { text: string; body: object } {
  *  signature over the raw bytes (401) -> nesting depth, then JSON object (400) -> route ->
  *  publish -> 202. An
  *  unverified body is never parsed or logged; nothing is published for a refused request. */
-export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteDef[] {
+export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteTable {
   const { toleranceSeconds, prefixes } = resolveOptions(ctx.options.webhook);
   const secrets = createSecretReader(ctx);
 
@@ -146,10 +146,15 @@ export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteD
     503: { description: 'Webhook secret not configured, or the outbox store is down' },
   };
   const errors = ['webhook_signature_invalid', 'webhook_not_configured'] as const;
-  const route = (path: string, kind: WebhookKind | 'auto', summary: string): RouteDef => ({
+  const route = (
+    path: string,
+    operationId: string,
+    kind: WebhookKind | 'auto',
+    summary: string,
+  ): RouteDef => ({
     method: 'POST',
     path,
-    area: 'webhook',
+    operationId,
     auth: 'none',
     raw: true,
     summary,
@@ -158,9 +163,19 @@ export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteD
     handler: intake(kind),
   });
 
-  return [
-    route('/', 'auto', 'Unified webhook intake: routed as inbound email or delivery event'),
-    route('/events', 'event', 'Delivery/engagement event webhook'),
-    route('/inbound', 'inbound', 'Inbound (received) email webhook'),
-  ];
+  // No library function runs these (the provider calls them, signed): their names are their own.
+  return {
+    area: 'webhook',
+    library: null,
+    routes: [
+      route(
+        '/',
+        'receiveWebhook',
+        'auto',
+        'Unified webhook intake: routed as inbound email or delivery event',
+      ),
+      route('/events', 'receiveDeliveryEvent', 'event', 'Delivery/engagement event webhook'),
+      route('/inbound', 'receiveInboundEmail', 'inbound', 'Inbound (received) email webhook'),
+    ],
+  };
 }
