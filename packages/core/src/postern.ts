@@ -1,16 +1,20 @@
+import type { JWK } from 'jose';
+import type { AuthApi } from './auth/api-types.js';
 import { createAuthArea } from './auth/index.js';
 import { createAuthServices } from './auth/services.js';
 import type { PosternBase } from './context.js';
 import { ConfigError } from './errors.js';
-import { createAuthorizer, createHandler } from './http/handle.js';
-import { openApiRoute } from './http/openapi.js';
+import { type Authorization, createAuthorizer, createHandler } from './http/handle.js';
+import { type MountedRoute, openApiRoute } from './http/openapi.js';
 import { Router } from './http/router.js';
-import type { NeutralRequest, NeutralResponse, RouteDef } from './http/types.js';
+import type { NeutralRequest, NeutralResponse } from './http/types.js';
+import type { InboxApi } from './inbox/api.js';
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
+import type { MfaApi } from './mfa/api-types.js';
 import { createMfaArea } from './mfa/index.js';
 import { assertOptionGroups, type PosternOptions, resolveHttpOptions, unknownOptions } from './options.js';
-import { createOutbox } from './outbox/index.js';
+import { createOutbox, type Outbox } from './outbox/index.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
@@ -23,9 +27,43 @@ function joinPath(base: string, path: string): string {
   return path === '/' ? b || '/' : `${b}${path}`;
 }
 
+/** A Postern instance (`ph`): the flows as functions by area, the outbox, and the hooks the
+ *  framework adapters mount. */
+export interface Postern {
+  /** Accounts, logins, sessions, passwords, e-mail proof and change, admin calls, and the one
+   *  library call that checks an access token (`verifyAccessToken`). */
+  auth: AuthApi;
+  /** Second factors: finishing a login that answered `mfaRequired`, the user's factors,
+   *  enrolment during a login under `mfa.required`. */
+  mfa: MfaApi;
+  /** Inbox accounts, members, threads and messages, and the received-webhook consumers. */
+  inbox: InboxApi;
+  /** The transactional outbox received webhooks go through (start, drain, replay, stats). */
+  outbox: Outbox;
+  /** The public keys of the access-token signing keys, as `/.well-known/jwks.json` serves them. */
+  jwks(): Promise<{ keys: JWK[] }>;
+  /** Stops the outbox workers and closes the stores. */
+  close(): Promise<void>;
+
+  // Adapter hooks: what `@postern/express`, `@postern/fastify` or a host's own adapter mount.
+  // A host's code uses the adapter's `requireAuth` and the flows above instead.
+
+  /** Answers a request under this instance's mount points; `null` for a path it does not own. */
+  handle(req: NeutralRequest): Promise<NeutralResponse | null>;
+  /** Mount points this instance answers under (404 problems there; anything else is the host's). */
+  readonly prefixes: readonly string[];
+  /** Whether `path` lies under this instance's mount points (adapters: body-parser checks). */
+  owns(path: string): boolean;
+  /** What a route guard (`requireAuth`) runs: the principal of a request's Bearer token, or
+   *  the problem to answer instead, checked and logged as Postern's own routes do. */
+  authorize(req: Pick<NeutralRequest, 'headers' | 'ip' | 'path'>): Promise<Authorization>;
+  /** The route table with full paths (the OpenAPI document and conformance tests read it). */
+  readonly routes: readonly MountedRoute[];
+}
+
 /** Builds a Postern instance: every flow as a function, a route table, and `handle()`
  *  for adapters. Synchronous: bad options (keys included) throw a `ConfigError` here. */
-export function createPostern(options: PosternOptions) {
+export function createPostern(options: PosternOptions): Postern {
   if (!options.issuer) throw new ConfigError('issuer is required');
   if (!options.audience) throw new ConfigError('audience is required');
   assertOptionGroups(options);
@@ -62,7 +100,7 @@ export function createPostern(options: PosternOptions) {
   const webhookRoutes = createWebhookRoutes(ctx, outbox);
 
   const router = new Router();
-  const routes: Array<RouteDef & { fullPath: string }> = [];
+  const routes: MountedRoute[] = [];
   for (const route of [
     ...auth.routes,
     ...mfa.routes,
@@ -91,20 +129,16 @@ export function createPostern(options: PosternOptions) {
     cookieSessions: auth.cookieSessions ? { config: auth.cookieSessions, authBase: base.auth } : undefined,
   });
 
+  const authApi: AuthApi = auth.api;
   return {
-    /** Every auth and MFA flow as a plain async function. */
-    auth: { ...auth.api, ...mfa.api },
+    auth: authApi,
+    mfa: mfa.api,
     inbox: inbox.api,
     outbox,
-    /** Framework-neutral route table (adapters mount `handle`, not these). */
     routes,
-    /** Mount points this instance answers under (404 problems there; anything else is the host's). */
     prefixes,
-    /** Whether `path` lies under this instance's mount points (adapters: body-parser checks). */
     owns,
     handle,
-    /** For the adapters' `requireAuth` guards: the principal of a request's Bearer token, or
-     *  the problem to answer instead, checked and logged as Postern's own routes do. */
     authorize: createAuthorizer(http),
     jwks: () => ctx.keyring.jwks(),
     async close() {
@@ -114,5 +148,3 @@ export function createPostern(options: PosternOptions) {
     },
   };
 }
-
-export type Postern = ReturnType<typeof createPostern>;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
+import type { Consumer } from '../outbox/types.js';
 import type { InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
 import { ipOf } from '../util/security-log.js';
@@ -220,4 +221,14 @@ export function createInboxApi(ctx: InboxContext, opts: ResolvedInboxOptions) {
   };
 }
 
-export type InboxApi = ReturnType<typeof createInboxApi>;
+/** `ph.inbox`: the inbox accounts, threads and messages as functions, membership checked as
+ *  over HTTP; `consumers` are the outbox consumers of received webhooks, for a host that feeds
+ *  them from its own queue. */
+export interface InboxApi extends ReturnType<typeof createInboxApi> {
+  consumers: {
+    /** `inbox.mail.webhook.event.received`: delivery/engagement events. */
+    delivery: Consumer;
+    /** `inbox.mail.webhook.inbound.received`: inbound emails. */
+    inbound: Consumer;
+  };
+}

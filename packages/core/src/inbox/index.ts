@@ -3,7 +3,7 @@ import type { RouteDef } from '../http/types.js';
 import { memoryFiles } from '../memory/files.js';
 import { purgeInBatches } from '../outbox/index.js';
 import { type Consumer, EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
-import { createInboxApi } from './api.js';
+import { createInboxApi, type InboxApi } from './api.js';
 import { createDeliveryConsumer } from './delivery-consumer.js';
 import type { InboxContext } from './deps.js';
 import { createInboundConsumer } from './inbound-consumer.js';
@@ -48,7 +48,7 @@ export function createInboxArea({ ctx: shared }: InboxAreaDeps) {
     [INBOUND_RECEIVED, consumers.inbound],
   ];
 
-  const api = { ...createInboxApi(ctx, opts), consumers };
+  const api: InboxApi = { ...createInboxApi(ctx, opts), consumers };
   const routes: RouteDef[] = createInboxRoutes(api);
   return {
     api,
