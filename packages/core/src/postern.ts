@@ -129,9 +129,8 @@ export function createPostern(options: PosternOptions): Postern {
     cookieSessions: auth.cookieSessions ? { config: auth.cookieSessions, authBase: base.auth } : undefined,
   });
 
-  const authApi: AuthApi = auth.api;
   return {
-    auth: authApi,
+    auth: auth.api,
     mfa: mfa.api,
     inbox: inbox.api,
     outbox,
