@@ -31,7 +31,7 @@ export type { CookieSessionOptions } from './http/refresh-cookie.js';
 export { posternProblem } from './http/respond.js';
 // Who is calling: what `requireAuth` and `ph.auth.verifyAccessToken` hand a host's route.
 export type { HeaderValue, NeutralRequest, NeutralResponse, Principal } from './http/types.js';
-export type { InboxApi } from './inbox/api.js';
+export type { AttachmentDownload, InboxApi, ThreadPage } from './inbox/api-types.js';
 // The inbox's collaborators: the mail provider, where attachments go, who hears of new mail.
 export { directoryFiles } from './inbox/directory-files.js';
 export { mailNotifier } from './inbox/notify.js';

@@ -8,7 +8,7 @@ import { type Authorization, createAuthorizer, createHandler } from './http/hand
 import { type MountedRoute, openApiRoute } from './http/openapi.js';
 import { Router } from './http/router.js';
 import type { NeutralRequest, NeutralResponse } from './http/types.js';
-import type { InboxApi } from './inbox/api.js';
+import type { InboxApi } from './inbox/api-types.js';
 import { createInboxArea } from './inbox/index.js';
 import { memoryStores } from './memory/index.js';
 import type { MfaApi } from './mfa/api-types.js';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { PosternError } from '../errors.js';
 import { validate } from '../http/handle.js';
-import type { Consumer } from '../outbox/types.js';
 import type { InboxMembership, InboxRole } from '../ports/inbox-account-store.js';
 import type { User } from '../ports/user-store.js';
 import { ipOf } from '../util/security-log.js';
 import { type AccessMeta, activeRole, membershipCounts, requireAccount, requireThread } from './access.js';
 import { stripTag } from './addresses.js';
+import type { AttachmentDownload } from './api-types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { InboxContext } from './deps.js';
 import type { ResolvedInboxOptions } from './options.js';
@@ -45,11 +45,8 @@ async function claimableSubAddress(ctx: InboxContext, userId: string, address: s
   }
 }
 
-export interface AttachmentDownload {
-  filename: string;
-  contentType: string;
-  bytes: Uint8Array;
-}
+/** `ph.inbox` is declared in api-types.ts; the routes take it from here. */
+export type { AttachmentDownload, InboxApi } from './api-types.js';
 
 async function withAttachments(ctx: InboxContext, m: Parameters<typeof messageView>[0]) {
   return messageView(m, await ctx.stores.inboxAttachments.listByMessages([m.id]));
@@ -218,17 +215,5 @@ export function createInboxApi(ctx: InboxContext, opts: ResolvedInboxOptions) {
       }
       return withAttachments(ctx, await storeOutbound(ctx, account, thread, rest));
     },
-  };
-}
-
-/** `ph.inbox`: the inbox accounts, threads and messages as functions, membership checked as
- *  over HTTP; `consumers` are the outbox consumers of received webhooks, for a host that feeds
- *  them from its own queue. */
-export interface InboxApi extends ReturnType<typeof createInboxApi> {
-  consumers: {
-    /** `inbox.mail.webhook.event.received`: delivery/engagement events. */
-    delivery: Consumer;
-    /** `inbox.mail.webhook.inbound.received`: inbound emails. */
-    inbound: Consumer;
   };
 }
