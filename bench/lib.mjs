@@ -7,9 +7,11 @@ import { fileURLToPath } from 'node:url';
 export const root = new URL('..', import.meta.url);
 
 /** A Postern package as users run it: its built ESM (`pnpm run build` first), not the sources
- *  through a transpiler (tsx's helpers would add their own per-call cost). */
+ *  through a transpiler (tsx's helpers would add their own per-call cost). `core/webhook`
+ *  names a subpath's entry. */
 export async function built(pkg) {
-  const entry = new URL(`packages/${pkg}/dist/index.js`, root);
+  const [name, ...subpath] = pkg.split('/');
+  const entry = new URL(`packages/${name}/dist/${subpath.map((s) => `${s}/`).join('')}index.js`, root);
   if (!existsSync(entry)) throw new Error(`${fileURLToPath(entry)} is missing: run \`pnpm run build\` first`);
   return import(entry.href);
 }

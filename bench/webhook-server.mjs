@@ -152,7 +152,7 @@ async function bareFastify() {
 const ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
 async function referenceFastify() {
-  const { DELIVERY_EVENT_TYPES } = await built('core');
+  const { DELIVERY_EVENT_TYPES } = await built('core/webhook');
   const app = bufferFastify();
   const intake = requiredIntake(DELIVERY_EVENT_TYPES);
   app.post('/inbox/webhook', async (request, reply) => {

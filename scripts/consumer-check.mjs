@@ -450,11 +450,13 @@ const express = require('express');
 const { createPostern } = require('@postern/core');
 const { memoryStores } = require('@postern/core/memory');
 const { consoleMailer } = require('@postern/core/mailers');
+const { checkSignature } = require('@postern/core/webhook');
+const { StoreError } = require('@postern/core/ports');
 const { posternRouter, posternErrorHandler, principalOf, requireAuth } = require('@postern/express');
 const { posternPlugin } = require('@postern/fastify');
 const { migrate, postgresStores } = require('@postern/postgres');
 // (@postern/testkit is ESM only: vitest refuses require().)
-for (const [name, value] of Object.entries({ posternPlugin, migrate, postgresStores, consoleMailer }))
+for (const [name, value] of Object.entries({ posternPlugin, migrate, postgresStores, consoleMailer, checkSignature, StoreError }))
   if (typeof value !== 'function') throw new Error(name + ' is not a function through require()');
 
 const ph = createPostern({ issuer: 'https://app.example', audience: 'app', stores: memoryStores() });
@@ -469,13 +471,16 @@ const TYPED_CJS = `// Types through require(): the .d.cts of every entry point.
 import { createPostern, type Postern, type PosternOptions } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
 import { consoleMailer } from '@postern/core/mailers';
+import { StoreError, type UserStore } from '@postern/core/ports';
+import { checkSignature } from '@postern/core/webhook';
 import { posternRouter } from '@postern/express';
 import { posternPlugin } from '@postern/fastify';
 import { postgresStores } from '@postern/postgres';
 
 const options: PosternOptions = { issuer: 'https://app.example', audience: 'app', stores: memoryStores(), mailer: consoleMailer() };
 const ph: Postern = createPostern(options);
-export const used = [ph, posternRouter, posternPlugin, postgresStores];
+const users: UserStore | undefined = options.stores?.users;
+export const used = [ph, posternRouter, posternPlugin, postgresStores, checkSignature, StoreError, users];
 `;
 
 const DB_TOOL = `import pg from 'pg';
@@ -503,7 +508,7 @@ try {
   if (process.argv[2] === 'signup') await ph.auth.signup({ name: 'Restart', email, password });
   const session = await ph.auth.login({ email, password });
   if (!('accessToken' in session)) throw new Error('login answered ' + JSON.stringify(session));
-  const principal = await ph.auth.verifyAuthorization('Bearer ' + session.accessToken);
+  const principal = await ph.auth.verifyAccessToken(session.accessToken);
   console.log('LOGGED_IN ' + principal.userId);
 } finally {
   await ph.close();

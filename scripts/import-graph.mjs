@@ -183,7 +183,7 @@ export const CORE_LAYERS = [
   },
   { name: 'services', patterns: ['outbox/', 'webhook/', 'mailers/', 'memory/'] },
   { name: 'areas', patterns: ['auth/', 'mfa/', 'inbox/'] },
-  { name: 'root', patterns: ['postern.ts', 'index.ts'] },
+  { name: 'root', patterns: ['postern.ts', 'index.ts', 'internal.ts'] },
 ];
 
 // Which other areas each area may import: MFA completes the auth area's logins; the inbox

@@ -1,4 +1,5 @@
-import { causeMessage, errorMessage, isStoreError } from '@postern/core';
+import { isStoreError } from '@postern/core';
+import { causeMessage, errorMessage } from './error-text.js';
 import { jsonLogger } from './logger.js';
 
 /** What a process of an example runs: the app or the worker. */

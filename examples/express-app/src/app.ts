@@ -1,13 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import {
-  createPostern,
-  type Postern,
-  PosternError,
-  problemClientError,
-  problemResponse,
-} from '@postern/core';
+import { createPostern, type Postern, PosternError, posternProblem } from '@postern/core';
 import { closeGracefully, type Env, readConfig, servePublic } from '@postern/demo-page';
-import { posternRouter } from '@postern/express';
+import { posternRouter, problemClientError } from '@postern/express';
 import express from 'express';
 
 export interface RunningApp {
@@ -38,7 +32,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   });
   // Everything else is a problem+json 404 too, like unknown routes under Postern's prefixes.
   app.use((_req, res) => {
-    const out = problemResponse(new PosternError('not_found'));
+    const out = posternProblem(new PosternError('not_found'));
     res.writeHead(out.status, out.headers).end(out.body);
   });
 

@@ -1,12 +1,6 @@
-import {
-  createPostern,
-  type Postern,
-  PosternError,
-  problemClientError,
-  problemResponse,
-} from '@postern/core';
+import { createPostern, type Postern, PosternError, posternProblem } from '@postern/core';
 import { closeGracefully, type Env, readConfig, servePublic } from '@postern/demo-page';
-import { posternFrameworkErrors, posternPlugin } from '@postern/fastify';
+import { posternFrameworkErrors, posternPlugin, problemClientError } from '@postern/fastify';
 import Fastify, { type FastifyReply } from 'fastify';
 
 export interface RunningApp {
@@ -25,7 +19,7 @@ export async function startApp(env: Env = process.env): Promise<RunningApp> {
   // Requests Fastify refuses before routing (a malformed URL) get problem+json under Postern's
   // prefixes too, and so do those Node's parser refuses before Fastify (huge headers).
   const notFound = (reply: FastifyReply) => {
-    const out = problemResponse(new PosternError('not_found'));
+    const out = posternProblem(new PosternError('not_found'));
     return reply.code(out.status).headers(out.headers).send(out.body);
   };
   const app = Fastify({

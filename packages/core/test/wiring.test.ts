@@ -1,12 +1,6 @@
-import {
-  ConfigError,
-  createKeyring,
-  createPostern,
-  EVENT_RECEIVED,
-  INBOUND_RECEIVED,
-  mfaSummary,
-} from '@postern/core';
+import { ConfigError, createKeyring, createPostern } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
+import { EVENT_RECEIVED, INBOUND_RECEIVED } from '@postern/core/webhook';
 import { recordingLogger, TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { createAuthArea } from '../src/auth/index.js';
@@ -14,6 +8,7 @@ import { createAuthServices } from '../src/auth/services.js';
 import type { PosternBase } from '../src/context.js';
 import { createInboxArea } from '../src/inbox/index.js';
 import { createMfaArea } from '../src/mfa/index.js';
+import { mfaSummary } from '../src/mfa/summary.js';
 
 function base(): PosternBase {
   const clock = new TestClock(Date.UTC(2030, 0, 1));

@@ -1,6 +1,12 @@
 import { type NeutralResponse, type Postern, type Principal, posternProblem } from '@postern/core';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 
+/** A `clientError` listener for the host's Node HTTP server: requests Node's parser refuses
+ *  before any framework sees them (headers over `maxHeaderSize`, a malformed chunked body, a
+ *  request timeout) are answered with the same problem+json as every other error, then the
+ *  connection closes. `server.on('clientError', problemClientError)` on the server `app.listen()` returns. */
+export { problemClientError } from '@postern/core/internal';
+
 /** The part of a Postern instance the router needs. */
 export type PosternHandler = Pick<Postern, 'handle' | 'owns'>;
 

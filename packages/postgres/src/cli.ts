@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { causeMessage, errorMessage, jsonLinesLogger } from '@postern/core';
+import { jsonLinesLogger } from '@postern/core';
+import { causeMessage, errorMessage } from '@postern/core/internal';
 import { migrate } from './migrate.js';
 
 const USAGE = `Usage: postern-postgres migrate [--schema <name>] [--database-url <url>]

@@ -1,4 +1,4 @@
-import { ConfigError, isStoreError, silentLogger, toProblem } from '@postern/core';
+import { ConfigError, isStoreError, posternProblem, silentLogger } from '@postern/core';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUnavailable } from '../src/db.js';
@@ -102,7 +102,9 @@ describe('database unavailable', () => {
     const s = postgresStores({ pool: dead, listen: false });
     const err = await s.outbox.get('x').catch((e: unknown) => e);
     expect(isStoreError(err)).toBe(true);
-    expect(toProblem(err)).toMatchObject({ problem: { status: 503, code: 'unavailable' }, retryAfter: 1 });
+    const answer = posternProblem(err);
+    expect(answer).toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    expect(JSON.parse(String(answer?.body))).toMatchObject({ code: 'unavailable' });
     const txErr = await s.transaction(async () => 1).catch((e: unknown) => e);
     expect(isStoreError(txErr)).toBe(true);
     await dead.end();

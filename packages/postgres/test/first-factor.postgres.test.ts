@@ -73,11 +73,11 @@ describe.skipIf(!server)(
 
     it('TOTP: no factor without its codes; the same code confirms once the codes can be stored', async () => {
       const u = await signedIn();
-      const { secret } = await ph.auth.totpSetup(u.principal);
+      const { secret } = await ph.mfa.totpSetup(u.principal);
       const code = totp(secret);
-      await expect(codesFail(() => ph.auth.totpConfirm(u.principal, { code }))).rejects.toThrow();
+      await expect(codesFail(() => ph.mfa.totpConfirm(u.principal, { code }))).rejects.toThrow();
       expect(await stores().mfaFactors.listFactors(u.id)).toEqual([]);
-      const { recoveryCodes } = await ph.auth.totpConfirm(u.principal, { code });
+      const { recoveryCodes } = await ph.mfa.totpConfirm(u.principal, { code });
       expect(recoveryCodes).toHaveLength(10);
       expect(await stores().mfaFactors.listFactors(u.id)).toMatchObject([{ type: 'totp' }]);
       expect(await stores().recoveryCodes.listUnused(u.id)).toHaveLength(10);
@@ -85,12 +85,12 @@ describe.skipIf(!server)(
 
     it('email: no factor without its codes, and the mailed code stays usable', async () => {
       const u = await signedIn();
-      await ph.auth.emailSetup(u.principal);
+      await ph.mfa.emailSetup(u.principal);
       while (!mails.some((m) => m.to === u.email)) await new Promise((r) => setTimeout(r, 5));
       const code = /\d{6}/.exec(mails.find((m) => m.to === u.email)!.text)![0];
-      await expect(codesFail(() => ph.auth.emailConfirm(u.principal, { code }))).rejects.toThrow();
+      await expect(codesFail(() => ph.mfa.emailConfirm(u.principal, { code }))).rejects.toThrow();
       expect(await stores().mfaFactors.listFactors(u.id)).toEqual([]);
-      const { recoveryCodes } = await ph.auth.emailConfirm(u.principal, { code });
+      const { recoveryCodes } = await ph.mfa.emailConfirm(u.principal, { code });
       expect(recoveryCodes).toHaveLength(10);
       expect(await stores().mfaFactors.listFactors(u.id)).toMatchObject([{ type: 'email' }]);
     });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Session, Stores } from '@postern/core';
+import type { Session, Stores } from '@postern/core/ports';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { postgresStores } from '../src/stores.js';

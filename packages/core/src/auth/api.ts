@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { validate } from '../http/handle.js';
-import type { HeaderValue, Principal } from '../http/types.js';
+import type { Principal } from '../http/types.js';
 import { validated, validatedFor } from '../util/validated.js';
 import { createAdmin, me, roles } from './account.js';
 import type { BearerCheck } from './bearer-check.js';
@@ -94,11 +94,7 @@ export function createAuthFlows(d: AuthDeps, sessions: SessionService, bearer: B
     deleteUser: admin.deleteUser,
     setRoles: admin.setRoles,
     /** Verifies a Bearer access token (signature, claims, ended session); 401 `invalid_token`. */
-    verifyAccessToken: bearer.token,
-    /** The same for a request's `Authorization` header (`Bearer <token>`, as Postern's own
-     *  routes read it); `meta` goes into the log line of a refused ended session. */
-    verifyAuthorization: async (authorization: HeaderValue, meta?: RequestMeta) =>
-      bearer.header(authorization, meta),
+    verifyAccessToken: (token: string, meta?: RequestMeta) => bearer.token(token, meta),
   };
 }
 
@@ -137,5 +133,3 @@ export function createAuthApi(flows: AuthFlows) {
     },
   };
 }
-
-export type AuthApi = ReturnType<typeof createAuthApi>;

@@ -1,4 +1,4 @@
-import { isPosternError, isStoreError, toProblem } from '../errors.js';
+import { isPosternError, isStoreError, type PosternError, toProblem } from '../errors.js';
 import type { NeutralResponse, Reply } from './types.js';
 
 /** Headers on every answer: nothing here is cacheable or sniffable. A literal per answer
@@ -32,9 +32,13 @@ export function errorToResponse(e: unknown): NeutralResponse {
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 
-/** The problem answer for what a `ph.*` call threw in a host's own route (a `PosternError`,
- *  or a store that is away: 503 with `Retry-After`); `null` for anything else, which stays the
- *  host's to answer. What the adapters' error handlers send. */
+/** The RFC 9457 answer (status, headers, problem+json body) for what a `ph.*` call threw in a
+ *  host's own route (a `PosternError`, or a store that is away: 503 with `Retry-After`), or for
+ *  a `PosternError` a host makes itself (`posternProblem(new PosternError('not_found'))`);
+ *  `null` for anything else, which stays the host's to answer. What the adapters' error
+ *  handlers send. */
+export function posternProblem(e: PosternError): NeutralResponse;
+export function posternProblem(e: unknown): NeutralResponse | null;
 export function posternProblem(e: unknown): NeutralResponse | null {
   return isPosternError(e) || isStoreError(e) ? errorToResponse(e) : null;
 }

@@ -58,8 +58,8 @@ export interface Reply {
 export type Area = 'auth' | 'inbox' | 'webhook';
 
 /** The member of a Postern instance whose functions the routes of a table run (`ph.auth`,
- *  `ph.inbox`). */
-export type Library = 'auth' | 'inbox';
+ *  `ph.mfa`, `ph.inbox`). */
+export type Library = 'auth' | 'mfa' | 'inbox';
 
 /** One route. `Id`: the names its `operationId` may take (a table narrows it to the function
  *  names of its library, so a route cannot name a flow that does not exist). */

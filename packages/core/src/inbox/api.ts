@@ -6,6 +6,7 @@ import type { User } from '../ports/user-store.js';
 import { ipOf } from '../util/security-log.js';
 import { type AccessMeta, activeRole, membershipCounts, requireAccount, requireThread } from './access.js';
 import { stripTag } from './addresses.js';
+import type { AttachmentDownload } from './api-types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { InboxContext } from './deps.js';
 import type { ResolvedInboxOptions } from './options.js';
@@ -44,11 +45,8 @@ async function claimableSubAddress(ctx: InboxContext, userId: string, address: s
   }
 }
 
-export interface AttachmentDownload {
-  filename: string;
-  contentType: string;
-  bytes: Uint8Array;
-}
+/** `ph.inbox` is declared in api-types.ts; the routes take it from here. */
+export type { AttachmentDownload, InboxApi } from './api-types.js';
 
 async function withAttachments(ctx: InboxContext, m: Parameters<typeof messageView>[0]) {
   return messageView(m, await ctx.stores.inboxAttachments.listByMessages([m.id]));
@@ -219,5 +217,3 @@ export function createInboxApi(ctx: InboxContext, opts: ResolvedInboxOptions) {
     },
   };
 }
-
-export type InboxApi = ReturnType<typeof createInboxApi>;

@@ -3,6 +3,7 @@ import { memoryFiles } from '../memory/files.js';
 import { purgeInBatches } from '../outbox/index.js';
 import { type Consumer, EVENT_RECEIVED, INBOUND_RECEIVED } from '../outbox/types.js';
 import { createInboxApi } from './api.js';
+import type { InboxApi } from './api-types.js';
 import { createDeliveryConsumer } from './delivery-consumer.js';
 import type { InboxContext } from './deps.js';
 import { createInboundConsumer } from './inbound-consumer.js';
@@ -52,7 +53,7 @@ export function createInboxArea({ ctx: shared, mailReader = loadMailReader }: In
     [INBOUND_RECEIVED, consumers.inbound],
   ];
 
-  const api = { ...createInboxApi(ctx, opts), consumers };
+  const api: InboxApi = { ...createInboxApi(ctx, opts), consumers };
   const routes = createInboxRoutes(api);
   return {
     api,

@@ -117,7 +117,8 @@ const passwordChecked =
   async (principal: Principal, key: K, input?: In<typeof s.optionalPasswordBody>, meta: RequestMeta = {}) =>
     flow(principal, key, validate(s.optionalPasswordBody, input), meta);
 
-/** `ph.auth.*` MFA flows as plain async functions, inputs validated exactly as over HTTP. */
+/** `ph.mfa.*` (without `summary`): the flows as plain async functions, inputs validated exactly
+ *  as over HTTP. */
 export function createMfaApi(flows: MfaFlows) {
   return {
     ...flows,

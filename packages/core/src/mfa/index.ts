@@ -1,5 +1,6 @@
 import type { MfaGate, PosternContext } from '../context.js';
 import { createMfaApi, createMfaFlows } from './api.js';
+import type { MfaApi } from './api-types.js';
 import type { MfaEnv } from './env.js';
 import { createMfaGate } from './login.js';
 import { resolveMfaConfig } from './options.js';
@@ -19,11 +20,7 @@ export function createMfaArea({ ctx }: MfaAreaDeps) {
   const env: MfaEnv = { ctx, cfg, sealer: createSealer(ctx.options.mfa?.encryptionKey, ctx.logger) };
   const gate: MfaGate = createMfaGate(env);
   const flows = createMfaFlows(env);
-  const api = {
-    ...createMfaApi(flows),
-    /** MFA state of a user, as `GET /auth/me` shows it. */
-    mfaSummary: (userId: string) => mfaSummary(gate, userId),
-  };
+  const api: MfaApi = { ...createMfaApi(flows), summary: (userId) => mfaSummary(gate, userId) };
   const routes = mfaRoutes(env, flows);
   return { gate, api, routes };
 }

@@ -275,7 +275,7 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteTable {
     }),
     ...(env.cfg.required ? enrolAtLoginRoutes(flows) : []),
   ];
-  return { area: 'auth', library: 'auth', routes };
+  return { area: 'auth', library: 'mfa', routes };
 }
 
 const sessionWithCodes = {

@@ -1,4 +1,12 @@
+/**
+ * `@postern/core/ports`: every port interface and record type a store author implements
+ * (`Stores` and its parts, the mailer, the mail provider, files, notifier, clock, logger,
+ * settings), with the helpers a store needs: `StoreError` for infrastructure failures,
+ * `STATUS_RANK`, `FILE_KEY`. `describeStoreContract` in `@postern/testkit` checks a store.
+ * @module
+ */
 // One port per file. Each area adds its ports here.
+export { isStoreError, StoreError } from '../errors.js';
 
 export * from './auth-stores.js';
 export * from './clock.js';

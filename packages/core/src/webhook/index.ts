@@ -12,8 +12,6 @@ import { createSecretReader } from './secrets.js';
 import { checkSignature } from './signature.js';
 import type { WebhookKind, WebhookOptions } from './types.js';
 
-export * from './public.js';
-
 const DEFAULT_TOLERANCE_SECONDS = 300;
 const DEFAULT_PREFIXES = ['webhook', 'svix'];
 const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;

@@ -93,7 +93,7 @@ describe('a login racing a password reset', () => {
     const pending = await t.ph.auth.login({ email: u.email, password: STRONG_2 });
     if (!('mfaToken' in pending)) throw new Error('MFA expected');
     before(t.stores.sessions, 'create', () => resetPassword(t, u.email));
-    await expect(t.ph.auth.verifyMfa({ token: pending.mfaToken, code: totp() })).rejects.toMatchObject({
+    await expect(t.ph.mfa.verifyMfa({ token: pending.mfaToken, code: totp() })).rejects.toMatchObject({
       code: 'invalid_token',
     });
     expect(await t.stores.sessions.listForUser(u.id, t.clock.now())).toEqual([]);

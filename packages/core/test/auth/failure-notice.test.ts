@@ -63,11 +63,11 @@ describe('a success after several failures mails the owner', () => {
     expect(notices(t, u.email)[0]!.text).toMatch(/second sign-in step is still needed/);
 
     for (let i = 0; i < 3; i++)
-      await expect(t.ph.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
+      await expect(t.ph.mfa.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
         code: 'invalid_code',
       });
     t.clock.advance(31_000);
-    await t.ph.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(u.secret, t) });
+    await t.ph.mfa.verifyMfa({ token: pending.mfaToken, code: totpCode(u.secret, t) });
     await settle();
     expect(notices(t, u.email)).toHaveLength(2);
     expect(notices(t, u.email)[1]!.text).toMatch(

@@ -12,17 +12,17 @@ describe('ph.auth as a library', () => {
     if (!('accessToken' in first)) throw new Error('expected a session');
     const principal = await t.ph.auth.verifyAccessToken(first.accessToken);
 
-    const { secret } = await t.ph.auth.totpSetup(principal);
-    const { recoveryCodes } = await t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) });
+    const { secret } = await t.ph.mfa.totpSetup(principal);
+    const { recoveryCodes } = await t.ph.mfa.totpConfirm(principal, { code: totpCode(secret, t) });
     expect(recoveryCodes).toHaveLength(10);
 
     t.clock.advance(30_000);
     const pending = await t.ph.auth.login({ email: address, password: STRONG, refreshToken: true });
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
-    await expect(t.ph.auth.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
+    await expect(t.ph.mfa.verifyMfa({ token: pending.mfaToken, code: '000000' })).rejects.toMatchObject({
       code: 'invalid_code',
     });
-    const done = await t.ph.auth.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
+    const done = await t.ph.mfa.verifyMfa({ token: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', refreshToken: expect.any(String) });
     const { sid } = await t.ph.auth.verifyAccessToken(done.accessToken);
     expect(t.log.lines.map((e) => e.fields).find((e) => e.event === 'mfa_verified')).toMatchObject({
@@ -33,13 +33,13 @@ describe('ph.auth as a library', () => {
 
     const again = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in again)) throw new Error('expected a pending login');
-    await t.ph.auth.verifyRecoveryCode({ token: again.mfaToken, code: recoveryCodes![0]! });
+    await t.ph.mfa.verifyRecoveryCode({ token: again.mfaToken, code: recoveryCodes![0]! });
 
-    await expect(t.ph.auth.disableMfaMethod(principal, 'totp')).rejects.toMatchObject({
+    await expect(t.ph.mfa.disableMfaMethod(principal, 'totp')).rejects.toMatchObject({
       code: 'reauth_required',
     });
-    await t.ph.auth.disableMfaMethod(principal, 'totp', { password: STRONG });
-    expect(await t.ph.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: false });
+    await t.ph.mfa.disableMfaMethod(principal, 'totp', { password: STRONG });
+    expect(await t.ph.mfa.summary(principal.userId)).toMatchObject({ enabled: false });
   });
 
   it('refuses methodType recovery with 400, nothing counted, once every recovery code is used', async () => {
@@ -51,16 +51,16 @@ describe('ph.auth as a library', () => {
       return p;
     };
     for (const code of recoveryCodes!)
-      await t.ph.auth.verifyRecoveryCode({ token: (await pendingLogin()).mfaToken, code });
+      await t.ph.mfa.verifyRecoveryCode({ token: (await pendingLogin()).mfaToken, code });
 
     const spent = await pendingLogin();
     expect(spent.methods).toEqual(['totp']);
     const unoffered = { code: 'validation_failed', status: 400 };
     await expect(
-      t.ph.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![0]!, methodType: 'recovery' }),
+      t.ph.mfa.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![0]!, methodType: 'recovery' }),
     ).rejects.toMatchObject(unoffered);
     await expect(
-      t.ph.auth.verifyRecoveryCode({ token: spent.mfaToken, code: recoveryCodes![1]! }),
+      t.ph.mfa.verifyRecoveryCode({ token: spent.mfaToken, code: recoveryCodes![1]! }),
     ).rejects.toMatchObject({
       ...unoffered,
       errors: [{ path: 'token' }],
@@ -68,11 +68,11 @@ describe('ph.auth as a library', () => {
     // Six refusals, none counted: the pending login (5 wrong tries) still completes.
     for (let i = 0; i < 4; i++)
       await expect(
-        t.ph.auth.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![2]!, methodType: 'recovery' }),
+        t.ph.mfa.verifyMfa({ token: spent.mfaToken, code: recoveryCodes![2]!, methodType: 'recovery' }),
       ).rejects.toMatchObject(unoffered);
     t.clock.advance(30_000);
     await expect(
-      t.ph.auth.verifyMfa({ token: spent.mfaToken, code: totpCode(secret, t) }),
+      t.ph.mfa.verifyMfa({ token: spent.mfaToken, code: totpCode(secret, t) }),
     ).resolves.toMatchObject({
       tokenType: 'Bearer',
     });
@@ -85,11 +85,11 @@ describe('ph.auth as a library', () => {
     const pending = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
     expect(pending.methods).toEqual([]);
-    const { secret } = await t.ph.auth.enrolTotpSetup({ mfaToken: pending.mfaToken });
-    const done = await t.ph.auth.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totpCode(secret, t) });
+    const { secret } = await t.ph.mfa.enrolTotpSetup({ mfaToken: pending.mfaToken });
+    const done = await t.ph.mfa.enrolTotpConfirm({ mfaToken: pending.mfaToken, code: totpCode(secret, t) });
     expect(done).toMatchObject({ tokenType: 'Bearer', recoveryCodes: expect.any(Array) });
     const principal = await t.ph.auth.verifyAccessToken(done.accessToken);
-    expect(await t.ph.auth.mfaSummary(principal.userId)).toMatchObject({ enabled: true });
+    expect(await t.ph.mfa.summary(principal.userId)).toMatchObject({ enabled: true });
   });
 
   it('rejects a bad input with the HTTP error code, never throwing synchronously', async () => {
@@ -101,8 +101,8 @@ describe('ph.auth as a library', () => {
       () => t.ph.auth.logout({} as never),
       () => t.ph.auth.forgot({ email: 'nope' }),
       () => t.ph.auth.forgotReset({ code: '', password: '' }),
-      () => t.ph.auth.verifyMfa({} as never),
-      () => t.ph.auth.resendCode({} as never),
+      () => t.ph.mfa.verifyMfa({} as never),
+      () => t.ph.mfa.resendCode({} as never),
     ];
     for (const call of calls) {
       let result: Promise<unknown> | undefined;

@@ -11,9 +11,9 @@ async function emailOnlyUser(t: ReturnType<typeof setup>) {
   const first = await t.ph.auth.login({ email: address, password: STRONG });
   if (!('accessToken' in first)) throw new Error('expected a session');
   const principal = await t.ph.auth.verifyAccessToken(first.accessToken);
-  await t.ph.auth.emailSetup(principal);
+  await t.ph.mfa.emailSetup(principal);
   const enrol = await t.mailer.waitFor(address);
-  await t.ph.auth.emailConfirm(principal, { code: /\d{6}/.exec(enrol.text)![0] });
+  await t.ph.mfa.emailConfirm(principal, { code: /\d{6}/.exec(enrol.text)![0] });
   t.clock.advance(HOUR);
   return { address, principal };
 }
@@ -37,12 +37,12 @@ describe('login codes of email-only MFA users', () => {
     expect(skipped).toHaveLength(15);
     expect(skipped[0]).toMatchObject({ level: 'warn', fields: { reason: 'mail:user', ip: '192.0.2.30' } });
     // Asking again for a capped login's code is a 429 with the rest of the window, not a mail.
-    const refused = await t.ph.auth.resendCode({ token: tokens[24]! }).catch((e) => e);
+    const refused = await t.ph.mfa.resendCode({ token: tokens[24]! }).catch((e) => e);
     expect(refused).toMatchObject({ code: 'rate_limited', reason: 'mail:user' });
     expect(refused.retryAfter).toBeGreaterThan(0);
     // A mailed code of the first logins still completes its own login.
     const tenth = t.mailer.mails.at(-1)!;
-    await t.ph.auth.loginWithEmailCode({ token: tokens[9]!, code: /\d{6}/.exec(tenth.text)![0] });
+    await t.ph.mfa.loginWithEmailCode({ token: tokens[9]!, code: /\d{6}/.exec(tenth.text)![0] });
     // The window ends: codes are mailed again.
     t.clock.advance(HOUR);
     await t.ph.auth.login({ email: address, password: STRONG });

@@ -1,5 +1,6 @@
-import type { MfaGate, MfaMethod } from '@postern/core';
+import type { MfaMethod } from '@postern/core';
 import { describe, expect, it } from 'vitest';
+import type { MfaGate } from '../../src/context.js';
 import { authContext, email, STRONG, STRONG_2 } from './setup.js';
 
 /** An MFA gate that records what the auth area asks of it (the MFA area's side is tested there). */

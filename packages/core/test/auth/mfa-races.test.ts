@@ -27,9 +27,9 @@ describe('parallel copies of one right MFA code', () => {
     const first = await t.ph.auth.login({ email: address, password: STRONG });
     if (!('accessToken' in first)) throw new Error('expected a session');
     const principal = await t.ph.auth.verifyAccessToken(first.accessToken);
-    await t.ph.auth.emailSetup(principal);
+    await t.ph.mfa.emailSetup(principal);
     const enrolMail = await t.mailer.waitFor(address);
-    await t.ph.auth.emailConfirm(principal, { code: /\d{6}/.exec(enrolMail.text)![0] });
+    await t.ph.mfa.emailConfirm(principal, { code: /\d{6}/.exec(enrolMail.text)![0] });
 
     t.clock.advance(60_000);
     const pending = await t.ph.auth.login({ email: address, password: STRONG });
@@ -37,7 +37,7 @@ describe('parallel copies of one right MFA code', () => {
     const mail = await t.mailer.waitFor(address, (m) => m !== enrolMail);
     const code = /\d{6}/.exec(mail.text)![0];
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, () => t.ph.auth.loginWithEmailCode({ token: pending.mfaToken, code })),
+      Array.from({ length: 8 }, () => t.ph.mfa.loginWithEmailCode({ token: pending.mfaToken, code })),
     );
     // Used up by its check, the code would make seven losers wrong tries, and the fifth would
     // kill the pending login before the winner took it: no session at all.
@@ -54,12 +54,12 @@ describe('two first factors confirmed at once', () => {
     const t = setup({ mfa: { encryptionKey: randomBytes(32) } });
     const u = await user(t);
     const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
-    const { secret } = await t.ph.auth.totpSetup(principal);
-    await t.ph.auth.emailSetup(principal);
+    const { secret } = await t.ph.mfa.totpSetup(principal);
+    await t.ph.mfa.emailSetup(principal);
     const code = /\d{6}/.exec((await t.mailer.waitFor(u.email)).text)![0];
     const answers = await Promise.all([
-      t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) }),
-      t.ph.auth.emailConfirm(principal, { code }),
+      t.ph.mfa.totpConfirm(principal, { code: totpCode(secret, t) }),
+      t.ph.mfa.emailConfirm(principal, { code }),
     ]);
     // Both used to get a set, and the later write killed the other one's codes.
     const shown = answers.flatMap((a) => (a.recoveryCodes ? [a.recoveryCodes] : []));
@@ -68,7 +68,7 @@ describe('two first factors confirmed at once', () => {
       t.clock.advance(60_000);
       const pending = await t.ph.auth.login({ email: u.email, password: u.password });
       if (!('mfaRequired' in pending)) throw new Error('expected a pending login');
-      const done = await t.ph.auth.verifyMfa({
+      const done = await t.ph.mfa.verifyMfa({
         token: pending.mfaToken,
         code: recovery,
         methodType: 'recovery',

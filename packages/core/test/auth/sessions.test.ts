@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { type SessionStore, StoreError, type Stores } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
+import { type SessionStore, StoreError, type Stores } from '@postern/core/ports';
 import { TestClock } from '@postern/testkit';
 import { decodeJwt } from 'jose';
 import { describe, expect, it, vi } from 'vitest';

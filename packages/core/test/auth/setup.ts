@@ -107,7 +107,7 @@ export const totpCode = (secret: string, t: Pick<Setup, 'clock'>) =>
 export async function totpUser(t: Setup) {
   const u = await user(t);
   const principal = await t.ph.auth.verifyAccessToken((await session(t, u)).accessToken);
-  const { secret } = await t.ph.auth.totpSetup(principal);
-  const { recoveryCodes } = await t.ph.auth.totpConfirm(principal, { code: totpCode(secret, t) });
+  const { secret } = await t.ph.mfa.totpSetup(principal);
+  const { recoveryCodes } = await t.ph.mfa.totpConfirm(principal, { code: totpCode(secret, t) });
   return { ...u, principal, secret, recoveryCodes: recoveryCodes ?? [] };
 }

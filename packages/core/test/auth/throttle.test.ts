@@ -1,5 +1,5 @@
-import { type LimiterStore, StoreError } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
+import { type LimiterStore, StoreError } from '@postern/core/ports';
 import { TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { email, setup, user } from './setup.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_RECEIVED, INBOUND_RECEIVED, type Stores } from '@postern/core';
+import type { Stores } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
+import { EVENT_RECEIVED, INBOUND_RECEIVED } from '@postern/core/webhook';
 import * as installedReader from '@postern/inbox';
 import { recordingLogger, TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
-import type { MailEvent } from '@postern/core';
 import { createPostern } from '@postern/core';
 import { memoryStores } from '@postern/core/memory';
+import type { MailEvent } from '@postern/core/ports';
 import { recordingLogger, TestClock } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
 import { memoryMailEventStore } from '../../src/memory/inbox-stores.js';

@@ -5,7 +5,7 @@ import {
   eventNameOf,
   INBOUND_RECEIVED,
   routeWebhook,
-} from '@postern/core';
+} from '@postern/core/webhook';
 import { describe, expect, it } from 'vitest';
 
 const FIXTURES = new URL('../fixtures/resend/', import.meta.url);

@@ -1,6 +1,7 @@
 import { createHmac, type KeyObject, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { checkSignature, decodeSignature, type HeaderValue, parseSecrets } from '@postern/core';
+import type { HeaderValue } from '@postern/core';
+import { checkSignature, decodeSignature, parseSecrets } from '@postern/core/webhook';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';

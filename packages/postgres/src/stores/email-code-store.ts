@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { EmailCodeStore } from '@postern/core';
+import type { EmailCodeStore } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 
 function sameText(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-import type { InboxAccount, InboxAccountStore, InboxMembership, InboxRole } from '@postern/core';
+import type { InboxAccount, InboxAccountStore, InboxMembership, InboxRole } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 
 interface AccountRow {

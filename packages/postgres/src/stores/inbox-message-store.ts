@@ -5,7 +5,7 @@ import {
   type MessageDirection,
   type MessageStatus,
   STATUS_RANK,
-} from '@postern/core';
+} from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 import { insertOrGet } from '../sql.js';
 

@@ -4,7 +4,7 @@ import type {
   InboxNotificationStore,
   MailEvent,
   MailEventStore,
-} from '@postern/core';
+} from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { insertOrGet } from '../sql.js';

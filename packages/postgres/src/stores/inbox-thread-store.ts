@@ -1,4 +1,4 @@
-import type { InboxThread, InboxThreadStore } from '@postern/core';
+import type { InboxThread, InboxThreadStore } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 
 interface ThreadRow {

@@ -1,4 +1,4 @@
-import type { LimiterRecord, LimiterStore } from '@postern/core';
+import type { LimiterRecord, LimiterStore } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 
 /** Ended windows are deleted every this many consumes. */

@@ -5,7 +5,7 @@ import {
   type OutboxStats,
   type OutboxStore,
   StoreError,
-} from '@postern/core';
+} from '@postern/core/ports';
 import { createBatcher } from '../batcher.js';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';

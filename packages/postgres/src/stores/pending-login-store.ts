@@ -1,4 +1,5 @@
-import type { ClaimSendResult, MfaMethod, PendingLogin, PendingLoginStore } from '@postern/core';
+import type { MfaMethod } from '@postern/core';
+import type { ClaimSendResult, PendingLogin, PendingLoginStore } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 

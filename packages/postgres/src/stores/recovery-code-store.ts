@@ -1,4 +1,4 @@
-import type { RecoveryCode, RecoveryCodeStore } from '@postern/core';
+import type { RecoveryCode, RecoveryCodeStore } from '@postern/core/ports';
 import { affected, type Queryable } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 

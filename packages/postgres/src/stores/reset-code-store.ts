@@ -1,4 +1,4 @@
-import type { ResetCode, ResetCodeStore } from '@postern/core';
+import type { ResetCode, ResetCodeStore } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
 
 interface ResetRow {

@@ -1,4 +1,4 @@
-import type { Session, SessionStore } from '@postern/core';
+import type { Session, SessionStore } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { isUniqueViolation } from '../sql.js';

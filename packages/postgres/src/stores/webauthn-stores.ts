@@ -3,7 +3,7 @@ import type {
   WebAuthnChallenge,
   WebAuthnChallengeStore,
   WebAuthnCredentialStore,
-} from '@postern/core';
+} from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { bytes } from '../sql.js';

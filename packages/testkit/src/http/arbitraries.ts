@@ -1,4 +1,4 @@
-import type { RouteDef } from '@postern/core';
+import type { RouteDef } from '@postern/core/internal';
 import fc from 'fast-check';
 
 /** One generated request: everything a hostile or broken client controls. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Session, User } from '@postern/core';
+import type { Session, User } from '@postern/core/ports';
 import { describe, expect, it } from 'vitest';
 import type { StoreSetup } from './setup.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { InboxAttachment, InboxMessage, InboxThread, MailEvent, Stores } from '@postern/core';
+import type { InboxAttachment, InboxMessage, InboxThread, MailEvent, Stores } from '@postern/core/ports';
 import { describe, expect, it } from 'vitest';
 import type { StoreSetup } from './setup.js';
 

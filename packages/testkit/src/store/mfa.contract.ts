@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PendingLogin, SealedSecret, StoredWebAuthnCredential, Stores } from '@postern/core';
+import type { PendingLogin, SealedSecret, StoredWebAuthnCredential, Stores } from '@postern/core/ports';
 import { describe, expect, it } from 'vitest';
 import type { StoreSetup } from './setup.js';
 

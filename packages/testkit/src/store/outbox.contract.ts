@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxEvent, OutboxLease, OutboxStats, OutboxStore } from '@postern/core';
+import type { OutboxEvent, OutboxLease, OutboxStats, OutboxStore } from '@postern/core/ports';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StoreSetup } from './setup.js';
 
