@@ -66,7 +66,12 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       return add(key, points, durationMs, now);
     },
     async consumeMany(entries, now) {
-      return entries.map((e) => add(e.key, e.points, e.durationMs, now));
+      const after = (e: (typeof entries)[number]) => {
+        const c = counters.get(e.key);
+        return (c && !hasEnded(c.resetAt, now) ? c.points : 0) + e.points;
+      };
+      const over = entries.findIndex((e) => after(e) > e.limit);
+      return entries.map((e, i) => (over < 0 || i === over ? add(e.key, e.points, e.durationMs, now) : null));
     },
     async settle(refund, clear, now) {
       for (const r of refund) add(r.key, -r.points, 0, now);

@@ -9,6 +9,7 @@ const SWEEP_EVERY = 1024;
  *  several-key statements take their rows in key order, so two of them never deadlock. */
 export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore {
   const T = t('limiter');
+  const CONSUME = t('limiter_consume_in_order');
   let writes = 0;
   const out = (r: { points: number; reset_at: Date }): LimiterRecord => ({
     points: r.points,
@@ -50,27 +51,28 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
     },
     async consumeMany(entries, now) {
       if (entries.length === 0) return [];
-      const sorted = byKey(entries);
+      // One statement: the function (migration 0017) locks the keys' rows in key order, reads
+      // their latest counters and counts either every key or only the first one, in entry
+      // order, that would go over its limit, inside one transaction.
+      const sorted = byKey(entries.map((e, n) => ({ ...e, n })));
       const r = await db.query(
-        `INSERT INTO ${T} AS l (key, points, reset_at)
-         SELECT e.key, e.points, e.reset_at FROM unnest($1::text[], $2::int[], $3::timestamptz[]) WITH ORDINALITY AS e(key, points, reset_at, n)
-         ORDER BY n
-         ON CONFLICT (key) DO UPDATE SET
-           points = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.points ELSE l.points + EXCLUDED.points END,
-           reset_at = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.reset_at ELSE l.reset_at END
-         RETURNING key, points, reset_at`,
+        `SELECT counted_key, counted_points, counted_reset_at FROM ${CONSUME}($1, $2, $3, $4, $5, $6)`,
         [
           sorted.map((e) => e.key),
           sorted.map((e) => e.points),
           sorted.map((e) => new Date(now.getTime() + e.durationMs)),
+          sorted.map((e) => e.limit),
+          sorted.map((e) => e.n),
           now,
         ],
       );
       await sweepSometimes(now);
       const got = new Map(
-        (r.rows as Array<{ key: string; points: number; reset_at: Date }>).map((x) => [x.key, x]),
+        (r.rows as Array<{ counted_key: string; counted_points: number; counted_reset_at: Date }>).map(
+          (x) => [x.counted_key, out({ points: x.counted_points, reset_at: x.counted_reset_at })],
+        ),
       );
-      return entries.map((e) => out(got.get(e.key)!));
+      return entries.map((e) => got.get(e.key) ?? null);
     },
     async settle(refund, clear, now) {
       if (refund.length === 0 && clear.length === 0) return [];
