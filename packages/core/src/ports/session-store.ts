@@ -33,9 +33,15 @@ export interface NewRefreshToken {
   idleExpiresAt: Date;
   /** On a rotation: the salt the token was derived with from the presented one
    *  (`successorToken`). A cookie session keeps it with the new token (others need not), so a
-   *  repeat of the presented token can derive the same successor again. */
+   *  repeat of the presented token can derive the same successor again, and only as long as
+   *  such a repeat may come: the salt goes when the new token is itself rotated, and once the
+   *  presented token was rotated more than `LONGEST_REUSE_WINDOW_SECONDS` ago (a store's
+   *  sweep). A stored salt and an old token would otherwise lead to every later token. */
   salt?: string;
 }
+
+/** The longest `cookieSessions.reuseWindowSeconds` accepted: after it, no repeat needs a salt. */
+export const LONGEST_REUSE_WINDOW_SECONDS = 3600;
 
 /** How often one session may rotate its refresh token. */
 export interface RotationBudget {

@@ -1,4 +1,4 @@
-import type { Session, SessionStore } from '@postern/core';
+import { LONGEST_REUSE_WINDOW_SECONDS, type Session, type SessionStore } from '@postern/core';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { isUniqueViolation } from '../sql.js';
@@ -101,6 +101,13 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
       await db.query(`DELETE FROM ${S} WHERE expires_at < $1 OR ended_at < $1`, [
         new Date(now.getTime() - DAY_MS),
       ]);
+      // A newest token's salt serves repeats of the token before it, within its window only
+      // (the partial index of migration 0018 holds just the salted rows).
+      await db.query(
+        `UPDATE ${RT} c SET salt = NULL FROM ${RT} p
+         WHERE c.salt IS NOT NULL AND p.hash = c.parent AND p.used_at <= $1`,
+        [new Date(now.getTime() - LONGEST_REUSE_WINDOW_SECONDS * 1000)],
+      );
     } catch (err) {
       logger.warn({ event: 'session_sweep_failed', err: String(err) }, 'session sweep failed');
     }
@@ -169,7 +176,7 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
       const attempt = () =>
         db.query(
           `WITH used AS (
-             UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3)
+             UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3), salt = NULL
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id AND ${rotatable(RT, '$3', '$5')}
                AND (${ended} OR s.rotations_in_window < $6::int)
