@@ -1,27 +1,28 @@
 import type { LimiterRecord, LimiterStore } from '@postern/core';
 import type { StoreDeps } from '../deps.js';
+import { backgroundSweep } from '../sweeper.js';
 
-/** Ended windows are deleted every this many consumes. */
+/** Ended windows are deleted every this many consumes, in the background. */
 const SWEEP_EVERY = 1024;
 
 /** Fixed windows in one upsert: the row lock of `ON CONFLICT DO UPDATE` serialises concurrent
  *  hits on one key, and the window restarts in the same statement when it has ended. The
  *  several-key statements take their rows in key order, so two of them never deadlock. */
-export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore {
+export function postgresLimiterStore({ db, t, logger, inTransaction }: StoreDeps): LimiterStore {
   const T = t('limiter');
   const CONSUME = t('limiter_consume_in_order');
-  let writes = 0;
   const out = (r: { points: number; reset_at: Date }): LimiterRecord => ({
     points: r.points,
     resetAt: r.reset_at,
   });
 
-  const sweepSometimes = async (now: Date) => {
-    if (++writes % SWEEP_EVERY !== 0) return;
-    await db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]).catch((err: unknown) => {
-      logger.warn({ event: 'limiter_sweep_failed', err: String(err) }, 'limiter sweep failed');
-    });
-  };
+  const sweepSometimes = backgroundSweep({
+    every: SWEEP_EVERY,
+    inTransaction,
+    logger,
+    event: 'limiter_sweep_failed',
+    run: (now) => db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]),
+  });
   // Rows are locked in one order everywhere: byte order of the keys' UTF-8, here and in SQL
   // (`COLLATE "C"`), whatever the database's collation, or two calls could deadlock.
   const byKey = <E extends { key: string }>(entries: readonly E[]) =>
@@ -46,7 +47,7 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
          RETURNING points, reset_at`,
         [key, points, new Date(now.getTime() + durationMs), now],
       );
-      await sweepSometimes(now);
+      sweepSometimes(now);
       return out(r.rows[0]);
     },
     async consumeMany(entries, now) {
@@ -66,7 +67,7 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
           now,
         ],
       );
-      await sweepSometimes(now);
+      sweepSometimes(now);
       const got = new Map(
         (r.rows as Array<{ counted_key: string; counted_points: number; counted_reset_at: Date }>).map(
           (x) => [x.counted_key, out({ points: x.counted_points, reset_at: x.counted_reset_at })],

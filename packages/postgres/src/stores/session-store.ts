@@ -2,6 +2,7 @@ import { LONGEST_REUSE_WINDOW_SECONDS, type Session, type SessionStore } from '@
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { isUniqueViolation } from '../sql.js';
+import { backgroundSweep } from '../sweeper.js';
 
 interface SessionRow {
   id: string;
@@ -79,7 +80,7 @@ function xmaxOf(text: string): bigint | null {
   return xmin <= xmax && xip.every((x) => x >= xmin && x < xmax) ? xmax : null;
 }
 /** Sessions (and their tokens) are deleted a day after they ended or passed their absolute end:
- *  every this many creates. */
+ *  every this many creates, in the background. */
 const SWEEP_EVERY = 256;
 
 /**
@@ -88,16 +89,19 @@ const SWEEP_EVERY = 256;
  * exactly one inserts the successor. Every end stamps `ended_xid = pg_current_xact_id()`, which
  * the ended-sid feed reads against the last read's snapshot so a slow commit is never skipped.
  */
-export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore {
+export function postgresSessionStore({ db, t, logger, inTransaction }: StoreDeps): SessionStore {
   const S = t('sessions');
   const RT = t('refresh_tokens');
   const CREATE = t('create_session');
   const LIVE = `ended_at IS NULL AND expires_at > $2 AND idle_expires_at > $2`;
   const END = `ended_at = $2, end_reason = $3, ended_xid = pg_current_xact_id()`;
-  let creates = 0;
 
-  const sweep = async (now: Date) => {
-    try {
+  const sweep = backgroundSweep({
+    every: SWEEP_EVERY,
+    inTransaction,
+    logger,
+    event: 'session_sweep_failed',
+    run: async (now) => {
       await db.query(`DELETE FROM ${S} WHERE expires_at < $1 OR ended_at < $1`, [
         new Date(now.getTime() - DAY_MS),
       ]);
@@ -108,10 +112,8 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
          WHERE c.salt IS NOT NULL AND p.hash = c.parent AND p.used_at <= $1`,
         [new Date(now.getTime() - LONGEST_REUSE_WINDOW_SECONDS * 1000)],
       );
-    } catch (err) {
-      logger.warn({ event: 'session_sweep_failed', err: String(err) }, 'session sweep failed');
-    }
-  };
+    },
+  });
 
   return {
     async create(session, token, { maxPerUser }) {
@@ -146,7 +148,7 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
             Number(a.evicted_seq) - Number(b.evicted_seq),
         )
         .map((x) => x.evicted_id);
-      if (++creates % SWEEP_EVERY === 0) await sweep(session.createdAt);
+      sweep(session.createdAt);
       return evicted;
     },
 
