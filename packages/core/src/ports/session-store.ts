@@ -41,7 +41,7 @@ export interface NewRefreshToken {
 }
 
 /** The longest `cookieSessions.reuseWindowSeconds` accepted: after it, no repeat needs a salt. */
-export const LONGEST_REUSE_WINDOW_SECONDS = 3600;
+export const LONGEST_REUSE_WINDOW_SECONDS = 60;
 
 /** How often one session may rotate its refresh token. */
 export interface RotationBudget {
