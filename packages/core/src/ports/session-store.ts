@@ -88,7 +88,8 @@ export interface SessionStore {
   readonly inProcess?: boolean;
   /** Atomically inserts the session and its first refresh token (`null`: no refresh token),
    *  then ends (reason `evicted`) the user's oldest live sessions beyond `maxPerUser`.
-   *  Returns the evicted session ids. */
+   *  Returns the evicted session ids. The session is a new one, live: its `endedAt` and
+   *  `endReason` are null (a store need not keep them from the argument). */
   create(session: Session, token: NewRefreshToken | null, opts: { maxPerUser: number }): Promise<string[]>;
   findById(id: string): Promise<Session | null>;
   /** The family of a refresh token (live, rotated, ended or expired alike), or null. */

@@ -117,11 +117,12 @@ export function postgresSessionStore({ db, t, logger, inTransaction }: StoreDeps
 
   return {
     async create(session, token, { maxPerUser }) {
-      // One statement: the function (migration 0016) takes the per-user lock, so one user's
+      // One statement: the function (migration 0019) takes the per-user lock, so one user's
       // logins take turns and the cap holds under concurrent logins, then inserts and evicts.
+      // A new session is live: it has no end time or reason to pass.
       const r = await db.query(
         `SELECT evicted_id, evicted_created_at, evicted_seq
-         FROM ${CREATE}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+         FROM ${CREATE}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [
           `${S}:${session.userId}`,
           session.id,
@@ -134,8 +135,6 @@ export function postgresSessionStore({ db, t, logger, inTransaction }: StoreDeps
           session.amr,
           session.ip,
           session.userAgent,
-          session.endedAt,
-          session.endReason,
           session.cookie === true,
           token ? token.hash : null,
           maxPerUser,
