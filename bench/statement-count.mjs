@@ -135,16 +135,18 @@ the default options (throttle, session cap and ended-session feed on).
 
 ${table}
 
-A login's statements, each one round trip: the throttle counts the attempt in its three
-buckets (per address, per email and address, per email) in one multi-row upsert; the user is
-read by email; the right password gives the buckets back, clears the email-and-address bucket
-and reads-and-clears the account's failure counter (for the failed-attempts notice) in one
-\`UPDATE\`; the user's second steps (factors and passkeys) come in one read; the session, its
-refresh token and the eviction of sessions over the per-user cap (which feeds the ended-session
-list) are one call of the \`create_session\` function, under the per-user lock; last, the user
-is read \`FOR SHARE\`, so a password reset or disable committing meanwhile ends the new session
-(docs/decisions/0152-login-round-trips.md). For comparison, better-auth 1.7.25 on the same
-Postgres sends 3 statements for a login, 2 for a session check and 6 for a sign-up.
+A login's statements, each one round trip: the throttle checks the attempt against its three
+buckets (per address, per email and address, per email) in one call of the
+\`limiter_consume_in_order\` function (a refused attempt is counted in the refusing bucket only,
+decision 0153); the user is read by email; the right password gives the buckets back, clears the
+email-and-address bucket and reads-and-clears the account's failure counter (for the
+failed-attempts notice) in one \`UPDATE\`; the user's second steps (factors and passkeys) come in
+one read; the session, its refresh token and the eviction of sessions over the per-user cap
+(which feeds the ended-session list) are one call of the \`create_session\` function, under the
+per-user lock; last, the user is read \`FOR SHARE\`, so a password reset or disable committing
+meanwhile ends the new session (docs/decisions/0152-login-round-trips.md). For comparison,
+better-auth 1.7.25 on the same Postgres sends 3 statements for a login, 2 for a session check
+and 6 for a sign-up.
 
 <details><summary>The statements, in order</summary>
 

@@ -72,6 +72,9 @@ export function createClient(options: ClientOptions = {}) {
   /** A route without a Bearer token (login steps, sign-up, password reset). */
   const open = <T>(path: string, json: unknown) =>
     send(fetchFn, authBase + path, { json, credentials }).then(bodyOf<T>);
+  /** A step that may complete a login: it sets the cookie, so it waits for, and holds, the
+   *  cross-tab lock of refreshes (another tab never presents a cookie this answer replaces). */
+  const signing = <T>(path: string, json: unknown) => keeper.locked(() => open<T>(path, json));
   /** A factor changed: the user's `mfa` summary in the snapshot follows. */
   const thenReload = async <T>(p: Promise<T>): Promise<T> => {
     const r = await p;
@@ -110,12 +113,12 @@ export function createClient(options: ClientOptions = {}) {
     signUp: (input: SignUpInput) => open<SignUpAnswer>('/signup', input),
     async logIn(input: { email: string; password: string }): Promise<LogInResult> {
       const body = { email: input.email, password: input.password, refreshToken: cookie ? 'cookie' : true };
-      return completed(await open('/login', body));
+      return completed(await signing('/login', body));
     },
     /** The second step of a login with a code: an authenticator app's, a mailed one or a recovery code. */
     async verify(input: { method: 'totp' | 'email' | 'recovery'; code: string }): Promise<LogInResult> {
       const token = pendingToken();
-      return completed(await open('/mfa/verify', { token, code: input.code, methodType: input.method }));
+      return completed(await signing('/mfa/verify', { token, code: input.code, methodType: input.method }));
     },
     /** Mails a new login code (the email method). */
     resendCode: () => open<Answer<'resendCode', 202>>('/mfa/resend', { token: pendingToken() }),
@@ -125,7 +128,7 @@ export function createClient(options: ClientOptions = {}) {
         const mfaToken = pendingToken();
         const optionsJSON = await open<any>('/mfa/webauthn/options', { mfaToken });
         const assertionResponse = await (await webauthn()).startAuthentication({ optionsJSON });
-        return completed(await open('/mfa/webauthn/verify', { mfaToken, assertionResponse }));
+        return completed(await signing('/mfa/webauthn/verify', { mfaToken, assertionResponse }));
       },
       /** Adds a passkey to the signed-in account (the first factor turns MFA on). */
       async register(input: { name?: string } & Password = {}): Promise<PasskeyRegistered> {
@@ -142,15 +145,15 @@ export function createClient(options: ClientOptions = {}) {
     enrol: {
       totpSetup: () => open<TotpSeed>('/mfa/enrol/totp/setup', { mfaToken: pendingToken() }),
       totpConfirm: (input: { code: string }) =>
-        enrolled(open('/mfa/enrol/totp/confirm', { mfaToken: pendingToken(), code: input.code })),
+        enrolled(signing('/mfa/enrol/totp/confirm', { mfaToken: pendingToken(), code: input.code })),
       emailSetup: () => open<{ accepted: true }>('/mfa/enrol/email/setup', { mfaToken: pendingToken() }),
       emailConfirm: (input: { code: string }) =>
-        enrolled(open('/mfa/enrol/email/confirm', { mfaToken: pendingToken(), code: input.code })),
+        enrolled(signing('/mfa/enrol/email/confirm', { mfaToken: pendingToken(), code: input.code })),
       async passkey(input: { name?: string } = {}) {
         const mfaToken = pendingToken();
         const optionsJSON = await open<any>('/mfa/enrol/webauthn/options', { mfaToken });
         const attestationResponse = await (await webauthn()).startRegistration({ optionsJSON });
-        return enrolled(open('/mfa/enrol/webauthn/verify', { mfaToken, attestationResponse, ...input }));
+        return enrolled(signing('/mfa/enrol/webauthn/verify', { mfaToken, attestationResponse, ...input }));
       },
     },
     /** Ends the session here and in every tab of the origin. */
@@ -229,7 +232,8 @@ export function createClient(options: ClientOptions = {}) {
 
     /**
      * `fetch` for the host's own API: adds the access token and, when the answer is a 401
-     * `invalid_token`, refreshes once and retries once. A relative URL resolves against `baseUrl`.
+     * `invalid_token`, refreshes once and retries once; a refresh that fails (no answer, 429,
+     * 5xx) hands back that 401 as the host sent it. A relative URL resolves against `baseUrl`.
      * Only requests to `baseUrl`'s origin get the token: any other URL (a CDN, an address from
      * user input) is fetched as given, so the token never leaves for another origin and another
      * origin's 401 never makes the client refresh.
@@ -244,7 +248,7 @@ export function createClient(options: ClientOptions = {}) {
         const headers = new Headers(init.headers ?? (target instanceof Request ? target.headers : undefined));
         if (token) headers.set('authorization', `Bearer ${token}`);
         return fetchFn(target instanceof Request ? target.clone() : target, { ...init, headers });
-      });
+      }, true);
     },
 
     /** Settles once the client knows whether a session is on (a reload's silent refresh). */

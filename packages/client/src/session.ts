@@ -7,6 +7,10 @@ const SIGNED_OUT: Session = { status: 'signed-out', user: null };
 /** An access token is renewed this long before its end (at most a quarter of its lifetime),
  *  for the time a request is in flight. */
 const EARLY_MS = 1000;
+/** A reload's refresh that got no verdict (no answer, 429, 5xx) is tried again after this, then
+ *  twice as long each time, up to `RETRY_MAX_MS`; a `Retry-After` of the answer wins. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 60_000;
 
 export interface KeeperOptions {
   fetch: FetchFn;
@@ -37,6 +41,8 @@ export function createKeeper(o: KeeperOptions) {
   let session: Session = o.cookie || o.storage ? LOADING : SIGNED_OUT;
   let access: { token: string; until: number } | null = null;
   let inflight: Promise<string | null> | null = null;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
   const listeners = new Set<() => void>();
   const credentials: RequestCredentials | undefined = o.cookie ? 'include' : undefined;
   const channel = o.cookie && typeof BroadcastChannel === 'function' ? new BroadcastChannel(o.name) : null;
@@ -76,10 +82,10 @@ export function createKeeper(o: KeeperOptions) {
         await accept((await post('/refresh', o.cookie ? {} : { refreshToken: stored }))!);
         return access!.token;
       } catch (e) {
-        // Refused (ended, reused, expired, no cookie): the session is over. Throttled or
-        // unreachable: it may live, the caller sees the error.
-        if (!(e instanceof PosternClientError) || e.status < 400 || e.status >= 500 || e.status === 429)
-          throw e;
+        // Refused (401: ended, reused, expired, no cookie): the session is over. Anything else
+        // (no answer, throttled, the server down, a refusal of the request itself) says nothing
+        // about the session: it may live, the caller sees the error.
+        if (!(e instanceof PosternClientError) || e.status !== 401) throw e;
         if (!o.cookie) await storage.delete();
         signedOut();
         return null;
@@ -99,16 +105,25 @@ export function createKeeper(o: KeeperOptions) {
   }
 
   /** A request with the Bearer token; on a 401 `invalid_token` one refresh (shared with every
-   *  call that hit the same token) and one retry. */
-  async function authed(attempt: (token: string | null) => Promise<Response>): Promise<Response> {
-    const token = await currentToken();
+   *  call that hit the same token) and one retry. With `keep401`, a refresh that fails (no
+   *  answer, 429, 5xx) answers the 401 itself rather than the refresh's error. */
+  async function authed(
+    attempt: (token: string | null) => Promise<Response>,
+    keep401 = false,
+  ): Promise<Response> {
+    const token = await currentToken().catch((e: unknown) => {
+      if (keep401) return access?.token ?? null;
+      throw e;
+    });
     const res = await attempt(token);
     if (!token || !(await isInvalidToken(res))) return res;
-    const next = inflight
-      ? await inflight
-      : access && access.token !== token
-        ? access.token
-        : await refresh();
+    let next: string | null;
+    try {
+      next = inflight ? await inflight : access && access.token !== token ? access.token : await refresh();
+    } catch (e) {
+      if (keep401) return res;
+      throw e;
+    }
     return next ? attempt(next) : res;
   }
 
@@ -119,6 +134,22 @@ export function createKeeper(o: KeeperOptions) {
     if (session.status !== 'signed-in' || JSON.stringify(session.user) !== JSON.stringify(user))
       set({ status: 'signed-in', user });
     return user;
+  }
+
+  /** A reload keeps the session: a refresh with the cookie or the stored token. Only a refused
+   *  refresh (401) signs out; one that got no verdict (no answer, 429, 5xx) leaves the session
+   *  unknown (`loading`) and is tried again later, so a server that is down or busy for a
+   *  moment does not show a signed-in user as signed out. */
+  async function restore(attempt = 0): Promise<void> {
+    if (session.status !== 'loading' || closed) return;
+    try {
+      if (await refresh()) await loadUser();
+    } catch (e) {
+      if (session.status !== 'loading' || closed) return;
+      const after = e instanceof PosternClientError ? e.retryAfter : undefined;
+      const ms = Math.min(after === undefined ? RETRY_FIRST_MS * 2 ** attempt : after * 1000, RETRY_MAX_MS);
+      retry = setTimeout(() => void restore(attempt + 1), ms);
+    }
   }
 
   /** Another tab signed in (the cookie is new: take a token of our own) or out. */
@@ -144,15 +175,7 @@ export function createKeeper(o: KeeperOptions) {
     loadUser,
     refresh,
     credentials,
-    /** A reload keeps the session: a refresh with the cookie or the stored token. */
-    async restore() {
-      if (session.status !== 'loading') return;
-      try {
-        if (await refresh()) await loadUser();
-      } catch {
-        signedOut();
-      }
-    },
+    restore,
     /** A completed login: the new session is this tab's and, through the cookie, every tab's. */
     async signIn(answer: SessionAnswer): Promise<User> {
       await accept(answer);
@@ -177,8 +200,13 @@ export function createKeeper(o: KeeperOptions) {
       channel?.postMessage({ type: 'signed-out' });
     },
     close() {
+      closed = true;
+      clearTimeout(retry);
       channel?.close();
       listeners.clear();
     },
+    /** Runs `fn` under the cross-tab lock of cookie requests (a login sets the cookie a
+     *  refresh in another tab may be presenting). */
+    locked,
   };
 }

@@ -187,6 +187,45 @@ describe.skipIf(!hasChromium)(
       await Promise.all([a.close(), b.close(), c.close()]);
     });
 
+    it('logs in under the cross-tab lock of refreshes: no login is sent while another tab holds it', async () => {
+      const page = await tab();
+      const email = `lock-${Date.now()}@example.test`;
+      await page.evaluate(
+        ({ email, password }) => window.client.signUp({ name: 'Lock Person', email, password }),
+        { email, password: PASSWORD },
+      );
+      // Another tab's refresh, as the lock sees it: held until the test lets it go.
+      const holder = await tab();
+      const name = `postern:${origin}/auth`;
+      await holder.evaluate((name) => {
+        void navigator.locks.request(
+          name,
+          () => new Promise<void>((release) => Object.assign(window, { release })),
+        );
+      }, name);
+      const first = await page.evaluate(
+        ({ email, password, name }) => {
+          const login = window.client.logIn({ email, password });
+          Object.assign(window, { login });
+          const waiting = async () => {
+            for (;;) {
+              const { pending = [] } = await navigator.locks.query();
+              if (pending.some((l) => l.name === name)) return 'waits for the lock';
+              await new Promise((r) => setTimeout(r, 10));
+            }
+          };
+          return Promise.race([login.then(() => 'logged in without the lock'), waiting()]);
+        },
+        { email, password: PASSWORD, name },
+      );
+      expect(first).toBe('waits for the lock');
+      await holder.evaluate(() => (window as unknown as { release: () => void }).release());
+      expect(
+        await page.evaluate(() => (window as unknown as { login: Promise<{ status: string }> }).login),
+      ).toMatchObject({ status: 'signed-in' });
+      await Promise.all([page.close(), holder.close()]);
+    });
+
     it('makes one refresh for ten parallel calls with an expired token', async () => {
       const page = await tab();
       await signUpAndLogIn(page, 'ten');

@@ -161,6 +161,75 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
     expect(client.getSession().status).toBe('signed-out');
   });
 
+  it('restores nothing while the refresh cannot be answered (network, 503, 429): it stays unknown and tries again; only a 401 signs out', async () => {
+    const stored: { token: string | null } = { token: null };
+    const storage: TokenStorage = {
+      get: () => stored.token,
+      set: (t) => {
+        stored.token = t;
+      },
+      delete: () => {
+        stored.token = null;
+      },
+    };
+    const first = newClient(storage);
+    await first.ready();
+    await first.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    await first.logIn({ email, password: SCENARIO_PASSWORD });
+    const problem = (status: number, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify({ status, code: status === 429 ? 'rate_limited' : 'unavailable' }), {
+        status,
+        headers: { 'content-type': 'application/problem+json', ...headers },
+      });
+    // The first refreshes fail as a server under load or a lost connection would.
+    const failures: Array<() => Promise<Response>> = [
+      () => Promise.reject(new TypeError('fetch failed')),
+      async () => problem(503),
+      async () => problem(429, { 'retry-after': '1' }),
+    ];
+    const flaky: typeof fetch = (input, init) => {
+      if (String(input).endsWith('/auth/refresh')) {
+        refreshes++;
+        const fail = failures.shift();
+        if (fail) return fail();
+      }
+      return fetch(input, init);
+    };
+    const again = createClient({ baseUrl: ctx.url, fetch: flaky, storage });
+    const seen: string[] = [];
+    again.subscribe(() => seen.push(again.getSession().status));
+    expect(await again.ready()).toMatchObject({ status: 'signed-in', user: { email } });
+    expect(seen).toEqual(['signed-in']);
+    expect(refreshes).toBe(4);
+    expect(stored.token).not.toBeNull();
+    again.close();
+
+    // A refresh the server refuses (401) is the one answer that signs out.
+    stored.token = 'A'.repeat(43);
+    expect(await newClient(storage).ready()).toEqual({ status: 'signed-out', user: null });
+    expect(stored.token).toBeNull();
+  });
+
+  it("client.fetch answers the host's own 401 when the refresh after it fails, instead of throwing", async () => {
+    let down = false;
+    const flaky: typeof fetch = (input, init) =>
+      down && String(input).endsWith('/auth/refresh')
+        ? Promise.reject(new TypeError('fetch failed'))
+        : fetch(input, init);
+    const client = createClient({ baseUrl: ctx.url, fetch: flaky });
+    await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
+    await client.logIn({ email, password: SCENARIO_PASSWORD });
+    ctx.clock.advance(16 * 60_000);
+    down = true;
+    const res = await client.fetch('/host/me');
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ code: 'invalid_token' });
+    // The session may well live: it is kept, and the next call refreshes once the server answers.
+    expect(client.getSession().status).toBe('signed-in');
+    down = false;
+    expect((await client.fetch('/host/me')).status).toBe(200);
+  });
+
   it('completes an MFA login with TOTP and with a recovery code', async () => {
     const client = await signedIn();
     const seed = await client.mfa.totpSetup();

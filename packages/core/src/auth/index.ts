@@ -20,6 +20,19 @@ export function createAuthArea(deps: AuthAreaDeps) {
     mfa: deps.mfa,
   };
   const bearer = createBearerCheck(ctx, config.audience, ended);
+  const cookies = config.cookieSessions;
+  // Without the prefix, a page on a plain-http sibling of the host can plant a cookie of this
+  // name (docs/browser.md); fine on a development machine, worth a line anywhere else.
+  if (cookies?.plainOrigin !== undefined)
+    ctx.logger.warn(
+      {
+        event: 'config_warning',
+        reason: 'cookie_prefix_dropped',
+        name: cookies.name,
+        origin: cookies.plainOrigin,
+      },
+      'refresh cookie set without the __Secure- prefix: a trusted origin is plain http',
+    );
 
   const flows = createAuthFlows(d, sessions, bearer);
   const routes = authRoutes(flows, {

@@ -78,9 +78,11 @@ export function createThrottle(opts: {
 
   return {
     async take(...entries) {
-      // Every bucket is counted in one store call; the first one in order that is over its
-      // limit refuses, and the attempt then costs nothing in the others (the refusing bucket
-      // keeps its point: it is over the limit either way).
+      // Every bucket is checked in order in one store call: the first one that the attempt
+      // would take over its limit refuses and keeps the point (it is over the limit either
+      // way); the others are not counted at all, so a flood of refused attempts never holds
+      // points in another bucket (the owner's `login:email` while a stranger's guesses are
+      // refused by their address's bucket).
       const taken = entries.filter(([, key]) => key !== '');
       const pick = (buckets: readonly ThrottleBucket[]) =>
         taken.filter(([bucket]) => buckets.includes(bucket));
@@ -93,25 +95,26 @@ export function createThrottle(opts: {
       };
       if (taken.length === 0) return answer;
       const now = opts.clock.now();
-      let records: LimiterRecord[];
+      let records: Array<LimiterRecord | null>;
       try {
         records = await opts.port.consumeMany(
           taken.map(([bucket, key]) => ({
             key: counter(bucket, key),
             points: 1,
             durationMs: windowMs(bucket),
+            limit: opts.limits[bucket].points,
           })),
           now,
         );
       } catch (e) {
         throw failed(taken[0]![0], e);
       }
-      const over = taken.findIndex(([bucket], i) => records[i]!.points > opts.limits[bucket].points);
+      const over = taken.findIndex(([bucket], i) => (records[i]?.points ?? 0) > opts.limits[bucket].points);
       if (over >= 0) {
-        await settle(
-          taken.filter((_, i) => i !== over),
-          [],
-        );
+        // A store that counted the others anyway (a race on a window's first instant) has
+        // them given back.
+        const counted = taken.filter((_, i) => i !== over && records[i] !== null);
+        if (counted.length > 0) await settle(counted, []);
         // Not logged here: the HTTP layer logs each 429 once, with the bucket (the error's
         // reason) and the request's fields; a library caller gets the error itself.
         throw tooMany(taken[over]![0], records[over]!.resetAt.getTime() - now.getTime());

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { PosternError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestedTooDeep, nestsDeeperThan } from './json-depth.js';
 import type { HeaderValue } from './types.js';
 
 const EMPTY = new Uint8Array(0);
@@ -135,9 +136,11 @@ async function readIterable(body: AsyncIterable<Uint8Array>, limit: number): Pro
 
 /** JSON text of a body and its value; 400 `invalid_json` unless the bytes are UTF-8 (RFC 8259
  *  8.1: other bytes would be read as U+FFFD, and two different passwords could hash the same)
- *  holding valid JSON. A BOM is kept, so it fails the parse. */
+ *  holding valid JSON. A BOM is kept, so it fails the parse. Every JSON body goes through here,
+ *  so each is bounded in depth before `JSON.parse` (400 `validation_failed`). */
 export function parseUtf8Json(raw: Uint8Array): { text: string; value: unknown } {
   if (!isUtf8(raw)) throw new PosternError('invalid_json');
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) throw nestedTooDeep();
   const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
   try {
     return { text, value: JSON.parse(text) };

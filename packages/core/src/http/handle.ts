@@ -118,6 +118,7 @@ export function createHandler(opts: HandlerOptions) {
     const requestId = nextRequestId();
     let ip = '';
     let principal: Principal | undefined;
+    let fromCookie = false;
     try {
       ip = opts.clientIp(req);
       const read = readBody(req.body, req.headers, route.bodyLimit ?? opts.bodyLimit(route));
@@ -135,7 +136,6 @@ export function createHandler(opts: HandlerOptions) {
       if (cookie) assertTrustedRequest(cookies!.config, req.headers);
       // Raw routes (webhooks) verify a signature before anything looks at the body.
       let body = route.raw ? undefined : route.body ? parseBody(route, rawBody, req.headers) : undefined;
-      let fromCookie = false;
       if (reads && cookies && (body as { refreshToken?: string } | undefined)?.refreshToken === undefined) {
         if (!cookie) throw new PosternError('invalid_token');
         body = { ...(body as object), refreshToken: cookie };
@@ -153,11 +153,18 @@ export function createHandler(opts: HandlerOptions) {
         route: pattern,
         base: req.base ?? '',
       });
-      if (cookies)
+      // Only the routes that set, rotate or clear the cookie have anything to put in it.
+      if (cookies && route.refreshCookie)
         withRefreshCookie(reply, cookies, req.base ?? '', fromCookie && route.refreshCookie === 'ends');
       return replyToResponse(reply);
     } catch (e) {
       const res = failed(opts.logger, e, { principal, route: pattern, requestId, ip });
+      // A cookie whose token is refused is dead: the browser should stop sending it.
+      if (fromCookie && isPosternError(e) && e.code === 'invalid_token')
+        res.headers['set-cookie'] = clearCookie(
+          opts.cookieSessions!.config,
+          cookiePath(req.base ?? '', opts.cookieSessions!.authBase),
+        );
       // Only a refused Bearer token, not what a handler refused after it passed.
       return route.auth === 'bearer' && principal === undefined ? challenge(res, req.headers) : res;
     }

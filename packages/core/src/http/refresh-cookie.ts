@@ -1,4 +1,5 @@
 import { ConfigError, PosternError } from '../errors.js';
+import { LONGEST_REUSE_WINDOW_SECONDS } from '../ports/session-store.js';
 import { integerOption } from '../util/integer-option.js';
 import { firstValue } from './header.js';
 import type { HeaderValue } from './types.js';
@@ -26,7 +27,8 @@ export interface CookieSessionOptions {
    *  out with the cookie. At least one. */
   trustedOrigins: string[];
   /** Cookie name. Default `postern_refresh`; `__Secure-` goes in front of it where every
-   *  trusted origin is https. */
+   *  trusted origin is https (else a warning at start). A name of your own that starts with
+   *  `__Secure-` needs every trusted origin to be https (`ConfigError`). */
   name?: string;
   /** Default `Strict`. `Lax` keeps the cookie on top-level navigations from other sites. */
   sameSite?: 'Strict' | 'Lax';
@@ -34,7 +36,7 @@ export interface CookieSessionOptions {
   domain?: string;
   /** A repeat of a cookie session's just-rotated refresh token within this many seconds gets
    *  the family's newest token again instead of ending the session (tabs refreshing at once).
-   *  Default 10; 0 = strict. */
+   *  Default 10; 0 = strict; at most 60. */
   reuseWindowSeconds?: number;
 }
 
@@ -45,6 +47,9 @@ export interface CookieSessions {
   domain?: string;
   reuseWindowSeconds: number;
   trustedOrigins: ReadonlySet<string>;
+  /** A plain-http trusted origin, not on this machine, that left the default name without its
+   *  `__Secure-` prefix (a warning at start); absent otherwise. */
+  plainOrigin?: string;
 }
 
 const DEFAULT_NAME = 'postern_refresh';
@@ -53,6 +58,8 @@ const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A domain attribute: labels and dots only (no separators that would end the attribute). */
 const DOMAIN = /^\.?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** Host names of this machine: `localhost` (and its subdomains), 127.0.0.0/8, `[::1]`. */
+const LOOPBACK = /^(?:(?:[a-z0-9-]+\.)*localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 
 /** The serialized origin a browser sends in `Origin` for `value`, or a `ConfigError`. */
 function origin(value: string): string {
@@ -85,13 +92,27 @@ export function resolveCookieSessions(o: CookieSessionOptions | undefined): Cook
   // The prefix makes browsers refuse the cookie unless it is Secure and set over https, so a
   // plain-http sibling cannot plant one under this name; an http origin (development on
   // localhost) could not set it at all.
-  const https = origins.every((x) => x.startsWith('https:'));
+  const plain = origins.find((x) => x.startsWith('http:'));
+  if (plain !== undefined && base.startsWith('__Secure-'))
+    throw new ConfigError(
+      `cookieSessions.name ${base} needs every trusted origin to be https: browsers refuse a __Secure- cookie set over http (${plain})`,
+    );
+  // Said at start (a warning) unless the http origin is this machine: development, with no
+  // sibling host to plant a cookie.
+  const told = origins.find((x) => x.startsWith('http:') && !LOOPBACK.test(new URL(x).hostname));
   return {
-    name: https && !base.startsWith('__Secure-') ? `__Secure-${base}` : base,
+    name: plain === undefined && !base.startsWith('__Secure-') ? `__Secure-${base}` : base,
     sameSite: o.sameSite ?? 'Strict',
     domain: o.domain,
-    reuseWindowSeconds: integerOption('cookieSessions.reuseWindowSeconds', o.reuseWindowSeconds, 10, 0, 3600),
+    reuseWindowSeconds: integerOption(
+      'cookieSessions.reuseWindowSeconds',
+      o.reuseWindowSeconds,
+      10,
+      0,
+      LONGEST_REUSE_WINDOW_SECONDS,
+    ),
     trustedOrigins: new Set(origins),
+    ...(told === undefined ? {} : { plainOrigin: told }),
   };
 }
 

@@ -7,13 +7,13 @@ import { memoryUserStore } from './user-store.js';
 
 /** `onUserDeleted`: see `memoryUserStore`. */
 export function memoryAuthStores(
-  { clock, limiterMaxKeys }: Required<MemoryStoresOptions>,
+  { clock, limiterMaxKeys, logger }: Required<MemoryStoresOptions>,
   onUserDeleted?: (userId: string) => void,
 ): AuthStores {
   return {
     users: memoryUserStore(onUserDeleted),
     sessions: memorySessionStore(clock),
     resetCodes: memoryResetCodeStore(clock),
-    limiter: memoryLimiterStore(limiterMaxKeys),
+    limiter: memoryLimiterStore(limiterMaxKeys, logger),
   };
 }

@@ -1,4 +1,6 @@
 import type { LimiterRecord, LimiterStore } from '../ports/limiter-store.js';
+import type { Logger } from '../ports/logger.js';
+import { capWarning } from './cap-warning.js';
 import { hasEnded } from './expiry.js';
 
 /** Counters kept at most (about 300 bytes each): a flood of distinct keys (a `forgot` per
@@ -30,13 +32,23 @@ interface Counter {
  *  A real store does better: counters shared by every process (one upsert per attempt that
  *  restarts an ended window, as the Postgres store does), and ended rows deleted in the
  *  background rather than on a full store. */
-export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterStore {
+export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS, logger?: Logger): LimiterStore {
   const counters = new Map<string, Counter>();
   const keep = maxKeys - Math.ceil(maxKeys / 8);
+  // Dropping live counters weakens their limits: the host should know (a larger cap or a
+  // shared store). Ended counters going is no loss and no warning.
+  const full = capWarning(
+    logger,
+    'limiter',
+    maxKeys,
+    'in-memory limiter full: dropping live counters, fewest points first',
+  );
 
   const out = (c: Counter): LimiterRecord => ({ points: c.points, resetAt: new Date(c.resetAt) });
   const makeRoom = (now: Date) => {
     for (const [k, c] of counters) if (hasEnded(c.resetAt, now)) counters.delete(k);
+    if (counters.size <= keep) full.room();
+    else full.dropping();
     for (let tier = 0; tier <= 3 && counters.size > keep; tier++) {
       for (const [k, c] of counters) {
         if (counters.size <= keep) break;
@@ -66,7 +78,12 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS): LimiterS
       return add(key, points, durationMs, now);
     },
     async consumeMany(entries, now) {
-      return entries.map((e) => add(e.key, e.points, e.durationMs, now));
+      const after = (e: (typeof entries)[number]) => {
+        const c = counters.get(e.key);
+        return (c && !hasEnded(c.resetAt, now) ? c.points : 0) + e.points;
+      };
+      const over = entries.findIndex((e) => after(e) > e.limit);
+      return entries.map((e, i) => (over < 0 || i === over ? add(e.key, e.points, e.durationMs, now) : null));
     },
     async settle(refund, clear, now) {
       for (const r of refund) add(r.key, -r.points, 0, now);

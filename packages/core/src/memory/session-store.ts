@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/clock.js';
-import type { Session, SessionStore } from '../ports/session-store.js';
+import { LONGEST_REUSE_WINDOW_SECONDS, type Session, type SessionStore } from '../ports/session-store.js';
 import { hasEnded, sweepEvery } from './expiry.js';
 
 /** How long ended-session ids stay in the feed, and ended/expired sessions in memory. */
@@ -89,6 +89,13 @@ export function memorySessionStore(clock: Clock): SessionStore {
       tokensOf.delete(s.id);
       rotations.delete(s.id);
     }
+    // A newest token's salt serves repeats of the token before it, within its window only.
+    const repeatsOver = now.getTime() - LONGEST_REUSE_WINDOW_SECONDS * 1000;
+    for (const row of tokens.values()) {
+      if (row.salt === undefined || row.parent === null) continue;
+      const usedAt = tokens.get(row.parent)?.usedAt;
+      if (usedAt == null || hasEnded(usedAt, repeatsOver)) delete row.salt;
+    }
     let drop = 0;
     while (drop < feed.length && hasEnded(feed[drop]!.at, cut)) drop++;
     feed.splice(0, drop);
@@ -149,6 +156,8 @@ export function memorySessionStore(clock: Clock): SessionStore {
         return { refused: 'budget', retryAt: new Date(window.start + opts.budget!.windowSeconds * 1000) };
       }
       row.usedAt ??= t;
+      // Rotated: no repeat can need the salt that derived this token any more.
+      delete row.salt;
       addToken(s.id, next.hash, hash, s.cookie ? next.salt : undefined);
       rotations.set(
         s.id,

@@ -16,14 +16,20 @@ export interface LimiterStore {
    *  only lowers a live counter (never below zero) and never starts a window; without a live
    *  counter it changes nothing and returns `{ points: 0, resetAt: now }`. */
   consume(key: string, points: number, durationMs: number, now: Date): Promise<LimiterRecord>;
-  /** `consume` of several distinct keys in one call (a login counts three buckets; on Postgres
-   *  one statement): each key's add is atomic as in `consume` (`points` >= 1), the results come
-   *  in entry order. The set is not one unit: a concurrent reader may see one key counted and
-   *  not yet another, and a failure may leave some counted (a limiter errs towards refusing). */
+  /** Several distinct keys, each with its `limit`, checked in entry order in one call (a
+   *  login counts three buckets; on Postgres one statement). When every key's counter stays
+   *  within its limit after the add, each is counted as `consume` would (`points` >= 1) and its
+   *  counter answers. Else the first key in order that would go over is counted alone: it
+   *  answers its counter, and every other key answers null, uncounted. So a refused attempt
+   *  never holds points in the other keys, not even for a moment. The results come in entry
+   *  order. Each key's add is atomic as in `consume`; the set is not one unit. A store may,
+   *  rarely, count every key and answer one of them over its limit (Postgres, when a key's
+   *  first window is started by a concurrent call in the same instant); the caller then gives
+   *  the others back. */
   consumeMany(
-    entries: ReadonlyArray<{ key: string; points: number; durationMs: number }>,
+    entries: ReadonlyArray<{ key: string; points: number; durationMs: number; limit: number }>,
     now: Date,
-  ): Promise<LimiterRecord[]>;
+  ): Promise<Array<LimiterRecord | null>>;
   /** After a success, in one call: gives `points` back to each `refund` key as a negative
    *  `consume` would (a live counter only, never below zero), and ends the windows of the
    *  `clear` keys as `delete` would, answering what each `clear` key held (its live counter

@@ -33,9 +33,15 @@ export interface NewRefreshToken {
   idleExpiresAt: Date;
   /** On a rotation: the salt the token was derived with from the presented one
    *  (`successorToken`). A cookie session keeps it with the new token (others need not), so a
-   *  repeat of the presented token can derive the same successor again. */
+   *  repeat of the presented token can derive the same successor again, and only as long as
+   *  such a repeat may come: the salt goes when the new token is itself rotated, and once the
+   *  presented token was rotated more than `LONGEST_REUSE_WINDOW_SECONDS` ago (a store's
+   *  sweep). A stored salt and an old token would otherwise lead to every later token. */
   salt?: string;
 }
+
+/** The longest `cookieSessions.reuseWindowSeconds` accepted: after it, no repeat needs a salt. */
+export const LONGEST_REUSE_WINDOW_SECONDS = 60;
 
 /** How often one session may rotate its refresh token. */
 export interface RotationBudget {
@@ -82,7 +88,8 @@ export interface SessionStore {
   readonly inProcess?: boolean;
   /** Atomically inserts the session and its first refresh token (`null`: no refresh token),
    *  then ends (reason `evicted`) the user's oldest live sessions beyond `maxPerUser`.
-   *  Returns the evicted session ids. */
+   *  Returns the evicted session ids. The session is a new one, live: its `endedAt` and
+   *  `endReason` are null (a store need not keep them from the argument). */
   create(session: Session, token: NewRefreshToken | null, opts: { maxPerUser: number }): Promise<string[]>;
   findById(id: string): Promise<Session | null>;
   /** The family of a refresh token (live, rotated, ended or expired alike), or null. */

@@ -1,9 +1,9 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { PosternContext } from '../context.js';
-import { ConfigError, PosternError } from '../errors.js';
+import { ConfigError, isPosternError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
-import { nestsDeeperThan } from '../http/json-depth.js';
+import { NESTED_TOO_DEEP } from '../http/json-depth.js';
 import type { RouteContext, RouteDef, RouteTable } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
 import { integerOption } from '../util/integer-option.js';
@@ -15,10 +15,6 @@ import type { WebhookKind, WebhookOptions } from './types.js';
 const DEFAULT_TOLERANCE_SECONDS = 300;
 const DEFAULT_PREFIXES = ['webhook', 'svix'];
 const PREFIX = /^[a-z0-9][a-z0-9-]{0,30}$/;
-
-/** Deepest nesting of objects and arrays a signed body may have. Provider payloads nest a few
- *  levels; the bound is checked before parsing, which deep nesting makes slow. */
-export const MAX_JSON_DEPTH = 100;
 
 const acknowledgement = z.strictObject({ accepted: z.literal(true), outboxEventId: z.string() });
 
@@ -93,17 +89,12 @@ export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteT
       rejected(r, check.reason);
       throw new PosternError('webhook_signature_invalid');
     }
-    if (nestsDeeperThan(r.rawBody, MAX_JSON_DEPTH)) {
-      rejected(r, 'nested_too_deep');
-      throw new PosternError('validation_failed', {
-        errors: [{ path: '/', message: `Objects and arrays nested deeper than ${MAX_JSON_DEPTH} levels` }],
-      });
-    }
     let parsed: { text: string; body: object };
     try {
+      // The depth bound of every JSON body runs first, inside the parse.
       parsed = parseObject(r.rawBody);
     } catch (e) {
-      rejected(r, 'not_a_json_object');
+      rejected(r, isPosternError(e) && e.reason === NESTED_TOO_DEEP ? NESTED_TOO_DEEP : 'not_a_json_object');
       throw e;
     }
     const name = eventNameOf(kind === 'auto' ? routeWebhook(parsed.body) : kind);

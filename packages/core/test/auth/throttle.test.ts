@@ -78,6 +78,26 @@ describe('throttling', () => {
     await t.ph.auth.login({ email: other.email, password: other.password }, { ip: A });
   });
 
+  it("a flood of refused guesses from one address never holds the owner's email bucket, even for a moment", async () => {
+    const t = setup({ throttle: { 'login:ip': { points: 1000, durationSeconds: 900 } } });
+    const u = await user(t);
+    const A = '203.0.113.78';
+    for (let i = 0; i < 10; i++)
+      await expect(
+        t.ph.auth.login({ email: u.email, password: `nope-${i}` }, { ip: A }),
+      ).rejects.toMatchObject(bad);
+    // 100 guesses refused by the pair bucket run alongside the owner's login from elsewhere:
+    // were each counted in the email's bucket before being refused and given back, the owner
+    // would meet that bucket's ceiling (100) while they are in flight.
+    const flood = Array.from({ length: 100 }, () =>
+      t.ph.auth.login({ email: u.email, password: 'nope' }, { ip: A }).catch((e) => e),
+    );
+    const owner = t.ph.auth.login({ email: u.email, password: u.password }, { ip: '198.51.100.9' });
+    const [refused, signedIn] = await Promise.all([Promise.all(flood), owner.catch((e) => e)]);
+    expect(refused.every((e) => e.code === 'rate_limited' && e.reason === 'login:email+ip')).toBe(true);
+    expect(signedIn).toHaveProperty('accessToken');
+  });
+
   it('failures from many addresses meet the ceiling of the email alone (100 per 15 min)', async () => {
     const t = setup({ throttle: { 'login:email': { points: 25, durationSeconds: 900 } } });
     const u = await user(t);

@@ -1,7 +1,10 @@
 import { ConfigError, createPostern, type PosternOptions, silentLogger } from '@postern/core';
 import { recordingLogger } from '@postern/testkit';
 import { describe, expect, it } from 'vitest';
-import { readCookie, resolveCookieSessions } from '../../src/http/refresh-cookie.js';
+import { createHandler } from '../../src/http/handle.js';
+import { markCookieSession, readCookie, resolveCookieSessions } from '../../src/http/refresh-cookie.js';
+import { mountRoutes } from '../../src/http/route-table.js';
+import { Router } from '../../src/http/router.js';
 
 const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -43,8 +46,41 @@ describe('cookie session options', () => {
     [{ trustedOrigins: ['https://app.example'], domain: 'evil.example; Path=/' }],
     [{ trustedOrigins: ['https://app.example'], reuseWindowSeconds: -1 }],
     [{ trustedOrigins: ['https://app.example'], reuseWindowSeconds: 1.5 }],
+    [{ trustedOrigins: ['https://app.example'], reuseWindowSeconds: 61 }],
+    // A browser refuses a __Secure- cookie set over plain http: the name could never work.
+    [{ trustedOrigins: ['https://app.example', 'http://localhost:5173'], name: '__Secure-rt' }],
   ])('refuses %j with a ConfigError', (o) => {
     expect(() => resolveCookieSessions(o as never)).toThrow(ConfigError);
+  });
+
+  it('accepts a reuse window of up to 60 s', () => {
+    expect(
+      resolveCookieSessions({ trustedOrigins: ['https://app.example'], reuseWindowSeconds: 60 })
+        ?.reuseWindowSeconds,
+    ).toBe(60);
+  });
+
+  it('warns at start when a plain-http trusted origin leaves the cookie without the __Secure- prefix', () => {
+    const start = (trustedOrigins: string[]) => {
+      const { logger, warnings } = recordingLogger();
+      createPostern({
+        issuer: 'https://app.example',
+        audience: 'app',
+        logger,
+        cookieSessions: { trustedOrigins },
+      });
+      return warnings().filter((w) => w.reason === 'cookie_prefix_dropped');
+    };
+    expect(start(['https://app.example', 'http://staging.app.example'])).toEqual([
+      expect.objectContaining({
+        event: 'config_warning',
+        name: 'postern_refresh',
+        origin: 'http://staging.app.example',
+      }),
+    ]);
+    expect(start(['https://app.example'])).toEqual([]);
+    // Development on this machine: no sibling host can plant a cookie there.
+    expect(start(['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8080'])).toEqual([]);
   });
 
   it('createPostern refuses unknown cookieSessions keys', () => {
@@ -153,5 +189,79 @@ describe('a refused cross-site request', () => {
     } finally {
       await ph.close();
     }
+  });
+});
+
+describe('a refresh refused for its token', () => {
+  it('clears the dead cookie in the 401; a refusal without the cookie sets none', async () => {
+    const ph = createPostern({
+      issuer: 'https://app.example',
+      audience: 'app',
+      logger: silentLogger,
+      cookieSessions: { trustedOrigins: ['https://app.example'] },
+    });
+    try {
+      const refresh = (headers: Record<string, string>, body: unknown = {}) =>
+        ph.handle({
+          method: 'POST',
+          path: '/auth/refresh',
+          headers: { 'content-type': 'application/json', origin: 'https://app.example', ...headers },
+          body: json(body),
+        });
+      const dead = await refresh({ cookie: '__Secure-postern_refresh=not-a-live-token' });
+      expect(dead?.status).toBe(401);
+      expect([dead!.headers['set-cookie']].flat()).toEqual([
+        expect.stringMatching(/^__Secure-postern_refresh=; Max-Age=0;/),
+      ]);
+      const inBody = await refresh({}, { refreshToken: 'not-a-live-token' });
+      expect(inBody?.status).toBe(401);
+      expect(inBody!.headers['set-cookie']).toBeUndefined();
+    } finally {
+      await ph.close();
+    }
+  });
+});
+
+describe('the refresh cookie on answers', () => {
+  it('is only looked for on routes that set, rotate or clear it', async () => {
+    const router = new Router();
+    // An answer marked as a cookie session's, from a route that is not a cookie route.
+    const [route] = mountRoutes(
+      [
+        {
+          area: 'auth',
+          library: null,
+          routes: [
+            {
+              method: 'GET',
+              path: '/plain',
+              operationId: 'plain',
+              auth: 'none',
+              summary: 'plain',
+              handler: async () => ({ status: 200, body: markCookieSession({ refreshToken: 't' }, 60) }),
+            },
+          ],
+        },
+      ],
+      { auth: '/auth', inbox: '/inbox', webhook: '/inbox/webhook' },
+    );
+    router.add(route!);
+    const handle = createHandler({
+      router,
+      logger: silentLogger,
+      bodyLimit: () => 1024,
+      authenticate: async () => {
+        throw new Error('no bearer routes here');
+      },
+      clientIp: () => '192.0.2.1',
+      owns: () => true,
+      cookieSessions: {
+        config: resolveCookieSessions({ trustedOrigins: ['https://app.example'] })!,
+        authBase: '/auth',
+      },
+    });
+    const res = await handle({ method: 'GET', path: '/auth/plain', headers: {} });
+    expect(res?.status).toBe(200);
+    expect(res!.headers['set-cookie']).toBeUndefined();
   });
 });

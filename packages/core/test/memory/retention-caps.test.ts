@@ -148,3 +148,28 @@ describe('retention through the workers', () => {
     expect(make({ mailEventRetentionMs: -1 })).toThrow(/mailEventRetentionMs/);
   });
 });
+
+describe('in-memory limiter cap', () => {
+  it('warns once when a full limiter drops live counters, again only after it had room, never for ended ones', async () => {
+    const clock = new TestClock();
+    const { logger, warnings } = recordingLogger();
+    const { limiter } = memoryStores({ clock, limiterMaxKeys: 2, logger });
+    await limiter.consume('a', 1, 1000, clock.now());
+    await limiter.consume('b', 1, 1000, clock.now());
+    // Full, and both counters live: one is dropped, with a warning.
+    await limiter.consume('c', 1, 1000, clock.now());
+    await limiter.consume('d', 1, 1000, clock.now());
+    await limiter.consume('e', 1, 1000, clock.now());
+    expect(warnings()).toEqual([
+      expect.objectContaining({ event: 'memory_store_cap', store: 'limiter', kept: 2 }),
+    ]);
+    // Every window ended: making room drops ended counters only, which is no warning, and the
+    // next drop of live counters warns again.
+    clock.advance(1000);
+    await limiter.consume('f', 1, 1000, clock.now());
+    await limiter.consume('g', 1, 1000, clock.now());
+    expect(warnings()).toHaveLength(1);
+    await limiter.consume('h', 1, 1000, clock.now());
+    expect(warnings()).toHaveLength(2);
+  });
+});

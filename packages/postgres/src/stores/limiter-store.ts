@@ -1,26 +1,28 @@
 import type { LimiterRecord, LimiterStore } from '@postern/core/ports';
 import type { StoreDeps } from '../deps.js';
+import { backgroundSweep } from '../sweeper.js';
 
-/** Ended windows are deleted every this many consumes. */
+/** Ended windows are deleted every this many consumes, in the background. */
 const SWEEP_EVERY = 1024;
 
 /** Fixed windows in one upsert: the row lock of `ON CONFLICT DO UPDATE` serialises concurrent
  *  hits on one key, and the window restarts in the same statement when it has ended. The
  *  several-key statements take their rows in key order, so two of them never deadlock. */
-export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore {
+export function postgresLimiterStore({ db, t, logger, inTransaction }: StoreDeps): LimiterStore {
   const T = t('limiter');
-  let writes = 0;
+  const CONSUME = t('limiter_consume_in_order');
   const out = (r: { points: number; reset_at: Date }): LimiterRecord => ({
     points: r.points,
     resetAt: r.reset_at,
   });
 
-  const sweepSometimes = async (now: Date) => {
-    if (++writes % SWEEP_EVERY !== 0) return;
-    await db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]).catch((err: unknown) => {
-      logger.warn({ event: 'limiter_sweep_failed', err: String(err) }, 'limiter sweep failed');
-    });
-  };
+  const sweepSometimes = backgroundSweep({
+    every: SWEEP_EVERY,
+    inTransaction,
+    logger,
+    event: 'limiter_sweep_failed',
+    run: (now) => db.query(`DELETE FROM ${T} WHERE reset_at <= $1`, [now]),
+  });
   // Rows are locked in one order everywhere: byte order of the keys' UTF-8, here and in SQL
   // (`COLLATE "C"`), whatever the database's collation, or two calls could deadlock.
   const byKey = <E extends { key: string }>(entries: readonly E[]) =>
@@ -45,32 +47,33 @@ export function postgresLimiterStore({ db, t, logger }: StoreDeps): LimiterStore
          RETURNING points, reset_at`,
         [key, points, new Date(now.getTime() + durationMs), now],
       );
-      await sweepSometimes(now);
+      sweepSometimes(now);
       return out(r.rows[0]);
     },
     async consumeMany(entries, now) {
       if (entries.length === 0) return [];
-      const sorted = byKey(entries);
+      // One statement: the function (migration 0017) locks the keys' rows in key order, reads
+      // their latest counters and counts either every key or only the first one, in entry
+      // order, that would go over its limit, inside one transaction.
+      const sorted = byKey(entries.map((e, n) => ({ ...e, n })));
       const r = await db.query(
-        `INSERT INTO ${T} AS l (key, points, reset_at)
-         SELECT e.key, e.points, e.reset_at FROM unnest($1::text[], $2::int[], $3::timestamptz[]) WITH ORDINALITY AS e(key, points, reset_at, n)
-         ORDER BY n
-         ON CONFLICT (key) DO UPDATE SET
-           points = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.points ELSE l.points + EXCLUDED.points END,
-           reset_at = CASE WHEN l.reset_at <= $4 THEN EXCLUDED.reset_at ELSE l.reset_at END
-         RETURNING key, points, reset_at`,
+        `SELECT counted_key, counted_points, counted_reset_at FROM ${CONSUME}($1, $2, $3, $4, $5, $6)`,
         [
           sorted.map((e) => e.key),
           sorted.map((e) => e.points),
           sorted.map((e) => new Date(now.getTime() + e.durationMs)),
+          sorted.map((e) => e.limit),
+          sorted.map((e) => e.n),
           now,
         ],
       );
-      await sweepSometimes(now);
+      sweepSometimes(now);
       const got = new Map(
-        (r.rows as Array<{ key: string; points: number; reset_at: Date }>).map((x) => [x.key, x]),
+        (r.rows as Array<{ counted_key: string; counted_points: number; counted_reset_at: Date }>).map(
+          (x) => [x.counted_key, out({ points: x.counted_points, reset_at: x.counted_reset_at })],
+        ),
       );
-      return entries.map((e) => out(got.get(e.key)!));
+      return entries.map((e) => got.get(e.key) ?? null);
     },
     async settle(refund, clear, now) {
       if (refund.length === 0 && clear.length === 0) return [];

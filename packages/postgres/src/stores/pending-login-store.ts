@@ -2,6 +2,7 @@ import type { MfaMethod } from '@postern/core';
 import type { ClaimSendResult, PendingLogin, PendingLoginStore } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
+import { backgroundSweep } from '../sweeper.js';
 
 interface PendingRow {
   jti: string;
@@ -28,28 +29,35 @@ const toPending = (r: PendingRow): PendingLogin => ({
   lastSentAt: r.last_sent_at,
 });
 
-/** Expired MFA rows nobody asks for again are deleted every this many pending logins. */
+/** Expired MFA rows nobody asks for again are deleted every this many pending logins, in the
+ *  background. */
 const SWEEP_EVERY = 256;
 
 /** Pending logins. Single use is `DELETE ... RETURNING`; counting failures and claiming a send
  *  read the row `FOR UPDATE` first, so concurrent callers take turns on it. */
-export function postgresPendingLoginStore({ db, t, atomic, logger }: StoreDeps): PendingLoginStore {
+export function postgresPendingLoginStore({
+  db,
+  t,
+  atomic,
+  logger,
+  inTransaction,
+}: StoreDeps): PendingLoginStore {
   const T = t('pending_logins');
-  let creates = 0;
 
-  const sweep = async (now: Date) => {
-    try {
-      await db.query(
+  const sweep = backgroundSweep({
+    every: SWEEP_EVERY,
+    inTransaction,
+    logger,
+    event: 'mfa_sweep_failed',
+    run: (now) =>
+      db.query(
         `WITH a AS (DELETE FROM ${T} WHERE expires_at <= $1),
               b AS (DELETE FROM ${t('mfa_email_codes')} WHERE expires_at <= $1),
               c AS (DELETE FROM ${t('webauthn_challenges')} WHERE expires_at <= $1)
          DELETE FROM ${t('mfa_pending_totp')} WHERE expires_at <= $1`,
         [now],
-      );
-    } catch (err) {
-      logger.warn({ event: 'mfa_sweep_failed', err: String(err) }, 'MFA sweep failed');
-    }
-  };
+      ),
+  });
 
   /** The live row, locked until the surrounding transaction ends. */
   const lockLive = async (tx: typeof db, jti: string, now: Date): Promise<PendingRow | null> => {
@@ -75,7 +83,7 @@ export function postgresPendingLoginStore({ db, t, atomic, logger }: StoreDeps):
           p.lastSentAt,
         ],
       );
-      if (++creates % SWEEP_EVERY === 0) await sweep(p.createdAt);
+      sweep(p.createdAt);
     },
 
     async get(jti, now) {

@@ -1,7 +1,8 @@
-import type { Session, SessionStore } from '@postern/core/ports';
+import { LONGEST_REUSE_WINDOW_SECONDS, type Session, type SessionStore } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { isUniqueViolation } from '../sql.js';
+import { backgroundSweep } from '../sweeper.js';
 
 interface SessionRow {
   id: string;
@@ -79,7 +80,7 @@ function xmaxOf(text: string): bigint | null {
   return xmin <= xmax && xip.every((x) => x >= xmin && x < xmax) ? xmax : null;
 }
 /** Sessions (and their tokens) are deleted a day after they ended or passed their absolute end:
- *  every this many creates. */
+ *  every this many creates, in the background. */
 const SWEEP_EVERY = 256;
 
 /**
@@ -88,31 +89,40 @@ const SWEEP_EVERY = 256;
  * exactly one inserts the successor. Every end stamps `ended_xid = pg_current_xact_id()`, which
  * the ended-sid feed reads against the last read's snapshot so a slow commit is never skipped.
  */
-export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore {
+export function postgresSessionStore({ db, t, logger, inTransaction }: StoreDeps): SessionStore {
   const S = t('sessions');
   const RT = t('refresh_tokens');
   const CREATE = t('create_session');
   const LIVE = `ended_at IS NULL AND expires_at > $2 AND idle_expires_at > $2`;
   const END = `ended_at = $2, end_reason = $3, ended_xid = pg_current_xact_id()`;
-  let creates = 0;
 
-  const sweep = async (now: Date) => {
-    try {
+  const sweep = backgroundSweep({
+    every: SWEEP_EVERY,
+    inTransaction,
+    logger,
+    event: 'session_sweep_failed',
+    run: async (now) => {
       await db.query(`DELETE FROM ${S} WHERE expires_at < $1 OR ended_at < $1`, [
         new Date(now.getTime() - DAY_MS),
       ]);
-    } catch (err) {
-      logger.warn({ event: 'session_sweep_failed', err: String(err) }, 'session sweep failed');
-    }
-  };
+      // A newest token's salt serves repeats of the token before it, within its window only
+      // (the partial index of migration 0018 holds just the salted rows).
+      await db.query(
+        `UPDATE ${RT} c SET salt = NULL FROM ${RT} p
+         WHERE c.salt IS NOT NULL AND p.hash = c.parent AND p.used_at <= $1`,
+        [new Date(now.getTime() - LONGEST_REUSE_WINDOW_SECONDS * 1000)],
+      );
+    },
+  });
 
   return {
     async create(session, token, { maxPerUser }) {
-      // One statement: the function (migration 0016) takes the per-user lock, so one user's
+      // One statement: the function (migration 0019) takes the per-user lock, so one user's
       // logins take turns and the cap holds under concurrent logins, then inserts and evicts.
+      // A new session is live: it has no end time or reason to pass.
       const r = await db.query(
         `SELECT evicted_id, evicted_created_at, evicted_seq
-         FROM ${CREATE}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+         FROM ${CREATE}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [
           `${S}:${session.userId}`,
           session.id,
@@ -125,8 +135,6 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
           session.amr,
           session.ip,
           session.userAgent,
-          session.endedAt,
-          session.endReason,
           session.cookie === true,
           token ? token.hash : null,
           maxPerUser,
@@ -139,7 +147,7 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
             Number(a.evicted_seq) - Number(b.evicted_seq),
         )
         .map((x) => x.evicted_id);
-      if (++creates % SWEEP_EVERY === 0) await sweep(session.createdAt);
+      sweep(session.createdAt);
       return evicted;
     },
 
@@ -169,7 +177,7 @@ export function postgresSessionStore({ db, t, logger }: StoreDeps): SessionStore
       const attempt = () =>
         db.query(
           `WITH used AS (
-             UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3)
+             UPDATE ${RT} r SET used_at = COALESCE(r.used_at, $3), salt = NULL
              FROM ${S} s
              WHERE r.hash = $1 AND s.id = r.session_id AND ${rotatable(RT, '$3', '$5')}
                AND (${ended} OR s.rotations_in_window < $6::int)

@@ -811,16 +811,16 @@ export function authStoreContract(setup: StoreSetup): void {
         await stores.limiter.delete(`absent:${id()}`);
       });
 
-      it('consumeMany counts each key as consume does, answers in entry order, and loses no increment', async () => {
+      it('consumeMany counts each key as consume does when all stay within their limits, answers in entry order, and loses no increment', async () => {
         const { stores, clock } = await setup();
         const [a, b, c] = [`login:ip:${id()}`, `login:email+ip:${id()}`, `login:email:${id()}`];
         const early = await stores.limiter.consume(b, 2, MIN, clock.now());
         clock.advance(1000);
         const got = await stores.limiter.consumeMany(
           [
-            { key: c, points: 1, durationMs: 15 * MIN },
-            { key: a, points: 3, durationMs: MIN },
-            { key: b, points: 1, durationMs: MIN },
+            { key: c, points: 1, durationMs: 15 * MIN, limit: 100 },
+            { key: a, points: 3, durationMs: MIN, limit: 100 },
+            { key: b, points: 1, durationMs: MIN, limit: 100 },
           ],
           clock.now(),
         );
@@ -834,22 +834,56 @@ export function authStoreContract(setup: StoreSetup): void {
         clock.set(early.resetAt);
         const next = await stores.limiter.consumeMany(
           [
-            { key: b, points: 1, durationMs: MIN },
-            { key: c, points: 1, durationMs: 15 * MIN },
+            { key: b, points: 1, durationMs: MIN, limit: 100 },
+            { key: c, points: 1, durationMs: 15 * MIN, limit: 100 },
           ],
           clock.now(),
         );
-        expect(next.map((r) => r.points)).toEqual([1, 2]);
+        expect(next.map((r) => r?.points)).toEqual([1, 2]);
         // Overlapping concurrent calls (keys in different orders) neither lose counts nor fail.
         await Promise.all(
           Array.from({ length: 12 }, (_, i) =>
             stores.limiter.consumeMany(
-              (i % 2 ? [a, c] : [c, a]).map((key) => ({ key, points: 1, durationMs: 15 * MIN })),
+              (i % 2 ? [a, c] : [c, a]).map((key) => ({ key, points: 1, durationMs: 15 * MIN, limit: 100 })),
               clock.now(),
             ),
           ),
         );
         expect((await stores.limiter.get(c, clock.now()))?.points).toBe(14);
+      });
+
+      it('consumeMany counts only the first key in order that would go over its limit, and no other', async () => {
+        const { stores, clock } = await setup();
+        const [a, b, c] = [`login:ip:${id()}`, `login:email+ip:${id()}`, `login:email:${id()}`];
+        const full = await stores.limiter.consume(b, 3, MIN, clock.now());
+        await stores.limiter.consume(c, 5, MIN, clock.now());
+        const entries = [
+          { key: a, points: 1, durationMs: MIN, limit: 10 },
+          { key: b, points: 1, durationMs: MIN, limit: 3 },
+          { key: c, points: 1, durationMs: MIN, limit: 5 },
+        ];
+        // b is the first over its limit (c would be too): b alone is counted.
+        expect(await stores.limiter.consumeMany(entries, clock.now())).toEqual([
+          null,
+          { points: 4, resetAt: full.resetAt },
+          null,
+        ]);
+        expect(await stores.limiter.get(a, clock.now())).toBeNull();
+        expect((await stores.limiter.get(c, clock.now()))?.points).toBe(5);
+        // Concurrent refused calls never count the others either.
+        await Promise.all(Array.from({ length: 12 }, () => stores.limiter.consumeMany(entries, clock.now())));
+        expect(await stores.limiter.get(a, clock.now())).toBeNull();
+        expect((await stores.limiter.get(b, clock.now()))?.points).toBe(16);
+        expect((await stores.limiter.get(c, clock.now()))?.points).toBe(5);
+        // Once the windows end, every key is counted while all stay within their limits.
+        clock.set(full.resetAt);
+        const after = await stores.limiter.consumeMany(entries, clock.now());
+        expect(after.map((r) => r?.points)).toEqual([1, 1, 1]);
+        // A later key over its limit refuses alone; the earlier ones are not counted.
+        await stores.limiter.consume(c, 4, MIN, clock.now());
+        const last = await stores.limiter.consumeMany(entries, clock.now());
+        expect(last.map((r) => r?.points ?? null)).toEqual([null, null, 6]);
+        expect((await stores.limiter.get(a, clock.now()))?.points).toBe(1);
       });
 
       it('settle refunds live counters (never below zero, starting none) and clears others in one call', async () => {
