@@ -4,8 +4,18 @@
 // built root's runtime values (scripts/root-exports.mjs); docs/decisions/0012-public-api.md
 // says what belongs here.
 
-// The instance and its options.
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by what a host does with them, not by path.
+
+// The instance, its options and its areas' declared interfaces.
+export { createPostern, type Postern } from './postern.js';
+export type { PosternOptions } from './options.js';
 export type { AcceptedAnswer, AuthApi, MeAnswer, SessionsAnswer, SignupAnswer } from './auth/api-types.js';
+export type { MfaRequiredAnswer, SessionAnswer } from './context.js';
+export type { MfaApi, MfaSummary, PasskeysAnswer, TotpSeed } from './mfa/api-types.js';
+export type { AttachmentDownload, InboxApi, ThreadPage } from './inbox/api-types.js';
+export type { Outbox } from './outbox/index.js';
+
+// Option groups.
 export type {
   PasswordHashingOptions,
   PasswordPolicyOptions,
@@ -13,7 +23,12 @@ export type {
   ThrottleLimit,
   ThrottleOptions,
 } from './auth/option-types.js';
-export type { MfaRequiredAnswer, SessionAnswer } from './context.js';
+export type { CookieSessionOptions } from './http/refresh-cookie.js';
+export type { MfaOptions, SealingKeyInput, WebAuthnOptions } from './mfa/option-types.js';
+export type { InboxOptions, ProviderConfig } from './inbox/option-types.js';
+export type { OutboxOptions } from './outbox/types.js';
+export type { WebhookOptions } from './webhook/types.js';
+
 // Errors a host catches or throws, and the one helper that answers them as problem+json.
 export {
   ConfigError,
@@ -26,18 +41,26 @@ export {
   type Problem,
   StoreError,
 } from './errors.js';
-export type { Authorization } from './http/handle.js';
-export type { CookieSessionOptions } from './http/refresh-cookie.js';
 export { posternProblem } from './http/respond.js';
+
 // Who is calling: what `requireAuth` and `ph.auth.verifyAccessToken` hand a host's route.
+export type { Authorization } from './http/handle.js';
 export type { HeaderValue, NeutralRequest, NeutralResponse, Principal } from './http/types.js';
-export type { AttachmentDownload, InboxApi, ThreadPage } from './inbox/api-types.js';
-// The inbox's collaborators: the mail provider, where attachments go, who hears of new mail.
+export type { RequestMeta } from './util/security-log.js';
+
+// Signing keys.
+export { type Algorithm, createKeyring, type KeyInput, type Keyring } from './tokens/keyring.js';
+
+// Logging and time.
+export { jsonLinesLogger, type Logger, silentLogger, warningsLogger } from './ports/logger.js';
+export { type Clock, systemClock } from './ports/clock.js';
+
+// The inbox's collaborators: the mail provider, where attachments go, who hears of new mail,
+// and what its consumers and views hand a host.
+export { ProviderError, resendProvider } from './inbox/provider-client.js';
 export { directoryFiles } from './inbox/directory-files.js';
 export { mailNotifier } from './inbox/notify.js';
-export type { InboxOptions, ProviderConfig } from './inbox/option-types.js';
 export type { RecordOutboundInput } from './inbox/outbound.js';
-export { ProviderError, resendProvider } from './inbox/provider-client.js';
 export type {
   AccountView,
   AttachmentView,
@@ -46,17 +69,10 @@ export type {
   ThreadDetail,
   ThreadSummary,
 } from './inbox/views.js';
-export type { MfaApi, MfaSummary, PasskeysAnswer, TotpSeed } from './mfa/api-types.js';
-export type { MfaOptions, SealingKeyInput, WebAuthnOptions } from './mfa/option-types.js';
-export type { PosternOptions } from './options.js';
-export type { Outbox } from './outbox/index.js';
-export type { Consumer, DeliveredEvent, OutboxOptions, PublishInput } from './outbox/types.js';
-export { RetryLater } from './outbox/types.js';
-// Logging and time.
-export { type Clock, systemClock } from './ports/clock.js';
+export { RetryLater, type Consumer, type DeliveredEvent, type PublishInput } from './outbox/types.js';
+
 // Port types a host names when it configures the instance (store authors: `/ports`).
 export type { FileStore } from './ports/file-store.js';
-export { jsonLinesLogger, type Logger, silentLogger, warningsLogger } from './ports/logger.js';
 export type { MailProvider } from './ports/mail-provider.js';
 export type { Mail, Mailer } from './ports/mailer.js';
 export type { MfaMethod } from './ports/mfa-method.js';
@@ -64,8 +80,3 @@ export type { InboxNotice, Notifier } from './ports/notifier.js';
 export type { Settings, SettingsInput } from './ports/settings.js';
 export type { Stores } from './ports/stores.js';
 export type { User } from './ports/user-store.js';
-export { createPostern, type Postern } from './postern.js';
-// Signing keys.
-export { type Algorithm, createKeyring, type KeyInput, type Keyring } from './tokens/keyring.js';
-export type { RequestMeta } from './util/security-log.js';
-export type { WebhookOptions } from './webhook/types.js';
