@@ -9,9 +9,43 @@
 // The instance, its options and its areas' declared interfaces.
 export { createPostern, type Postern } from './postern.js';
 export type { PosternOptions } from './options.js';
-export type { AcceptedAnswer, AuthApi, MeAnswer, SessionsAnswer, SignupAnswer } from './auth/api-types.js';
+export type {
+  AcceptedAnswer,
+  AuthApi,
+  ChangePasswordInput,
+  ConfirmEmailChangeInput,
+  ForgotInput,
+  ForgotResetInput,
+  LoginInput,
+  LogoutInput,
+  MeAnswer,
+  PasswordInput,
+  RefreshInput,
+  RequestEmailChangeInput,
+  RolesAnswer,
+  SessionsAnswer,
+  SignupAnswer,
+  SignupInput,
+  VerifyEmailInput,
+} from './auth/api-types.js';
 export type { MfaRequiredAnswer, SessionAnswer } from './context.js';
-export type { MfaApi, MfaSummary, PasskeysAnswer, TotpSeed } from './mfa/api-types.js';
+export type {
+  ConfirmFactorInput,
+  EnrolPasskeyInput,
+  MfaApi,
+  MfaSummary,
+  MfaTokenCodeInput,
+  MfaTokenInput,
+  OptionalPasswordInput,
+  PasskeysAnswer,
+  RecoveryCodesOnFirstFactor,
+  TokenCodeInput,
+  TokenInput,
+  TotpSeed,
+  VerifyMfaInput,
+  WebAuthnLoginVerifyInput,
+  WebAuthnRegisterVerifyInput,
+} from './mfa/api-types.js';
 export type { AttachmentDownload, InboxApi, ThreadPage } from './inbox/api-types.js';
 export type { Outbox } from './outbox/index.js';
 

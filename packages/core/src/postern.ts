@@ -15,7 +15,7 @@ import { memoryStores } from './memory/index.js';
 import type { MfaApi } from './mfa/api-types.js';
 import { createMfaArea } from './mfa/index.js';
 import { assertOptionGroups, type PosternOptions, resolveHttpOptions, unknownOptions } from './options.js';
-import { createOutbox, type Outbox } from './outbox/index.js';
+import { createOutbox, type Outbox, resolveOutboxOptions } from './outbox/index.js';
 import { systemClock } from './ports/clock.js';
 import { warningsLogger } from './ports/logger.js';
 import { toSettings } from './ports/settings.js';
@@ -89,7 +89,7 @@ export function createPostern(options: PosternOptions): Postern {
 
   const mfa = createMfaArea({ ctx });
   const auth = createAuthArea({ ...services, mfa: mfa.gate });
-  const inbox = createInboxArea({ ctx });
+  const inbox = createInboxArea({ ctx, deliveryAttempts: resolveOutboxOptions(options.outbox).maxAttempts });
 
   const outbox = createOutbox(ctx, { retention: inbox.retention });
   for (const [event, consumer] of inbox.subscriptions) outbox.subscribe(event, consumer);

@@ -58,7 +58,7 @@ describe('wiring: each area from a typed dependency object', () => {
 
   it('the inbox area returns its consumers and retention task; createPostern subscribes them', async () => {
     const { ctx } = createAuthServices(base());
-    const inbox = createInboxArea({ ctx });
+    const inbox = createInboxArea({ ctx, deliveryAttempts: 10 });
     expect(inbox.subscriptions.map(([event]) => event)).toEqual([EVENT_RECEIVED, INBOUND_RECEIVED]);
     expect(inbox.retention).toHaveLength(1);
     await expect(inbox.retention[0]!()).resolves.toBe(0);

@@ -6,9 +6,9 @@ import { foldedText } from '../util/text.js';
 let factory: ZxcvbnFactory | undefined;
 
 /** Characters scored in all, over every spelling: what one check of an ASCII password reads.
- *  A check's time grows faster than its length (64 characters cost about three times 32), so
- *  a password with three spellings scored whole cost three full checks, half a second on the
- *  event loop for 128 mixed-script characters; shared out, it costs no more than one. */
+ *  A check's time grows faster than its length, so scoring each of a password's spellings
+ *  whole would cost a full check per spelling on the event loop; shared out, the spellings
+ *  cost no more than one check (decision 0115). */
 export const MAX_SCORED_CHARS = 64;
 
 // Built on first use: loading the dictionaries takes ~0.3 s. Without them common passwords pass.

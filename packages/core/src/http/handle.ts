@@ -49,7 +49,7 @@ export interface HandlerOptions {
 }
 
 /** Request ids only correlate log lines, so a counter behind a per-process random prefix
- *  does (as Fastify's own request ids do); a UUID per request cost more than the route lookup. */
+ *  does (as Fastify's own request ids do), at less cost than a UUID per request. */
 const requestIdPrefix = randomUUID().slice(0, 8);
 let requestCount = 0;
 const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}`;

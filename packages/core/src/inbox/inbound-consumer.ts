@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { resolveOutboxOptions } from '../outbox/index.js';
 import { type Consumer, type DeliveredEvent, RetryLater } from '../outbox/types.js';
 import type { InboxAccount } from '../ports/inbox-account-store.js';
 import type { InboxMessage } from '../ports/inbox-message-store.js';
@@ -169,9 +168,12 @@ function downloadDeadline(budgetMs: number, leaseEndsAt: number | undefined): nu
  *  network) has the event retried after that, for the missing attachments only. A retried
  *  event resumes where the last attempt stopped and repeats nothing. Outcomes: `stored`,
  *  `resumed`, `duplicate`, `no_account`, `provider_not_found`, `invalid_payload`. */
-export function createInboundConsumer(ctx: InboxContext, opts: ResolvedInboxOptions): Consumer {
+export function createInboundConsumer(
+  ctx: InboxContext,
+  opts: ResolvedInboxOptions,
+  outboxAttempts: number,
+): Consumer {
   const serial = createKeyedSerial();
-  const outboxAttempts = resolveOutboxOptions(ctx.options.outbox).maxAttempts;
   /** A mail that will never be stored: said once in the log, so an operator can tell why an
    *  expected message is missing (the outcome alone sits on the outbox event). */
   const dropped = (

@@ -13,17 +13,23 @@ import { mailNotifier } from './notify.js';
 import { resolveInboxOptions, resolveProvider } from './options.js';
 import { createInboxRoutes } from './routes.js';
 
-/** What the inbox area is built from: the shared context, and how to get the mail reader
- *  (by default the installed `@postern/inbox`, imported on first use). */
+/** What the inbox area is built from: the shared context, the attempts the outbox makes at
+ *  each event (a consumer tells its last attempt by them when the queue does not say), and how
+ *  to get the mail reader (by default the installed `@postern/inbox`, imported on first use). */
 export interface InboxAreaDeps {
   ctx: PosternContext;
+  deliveryAttempts: number;
   mailReader?: MailReaderLoader;
 }
 
 /** The inbox area: its consumers of webhook events, the inbox API and routes. It returns
  *  what the outbox is to run for it (consumers by event name, a retention task); the outbox
  *  and the webhook intake are built by `createPostern`. */
-export function createInboxArea({ ctx: shared, mailReader = loadMailReader }: InboxAreaDeps) {
+export function createInboxArea({
+  ctx: shared,
+  deliveryAttempts,
+  mailReader = loadMailReader,
+}: InboxAreaDeps) {
   const opts = resolveInboxOptions(shared.options.inbox);
   const ctx: InboxContext = {
     ...shared,
@@ -46,7 +52,7 @@ export function createInboxArea({ ctx: shared, mailReader = loadMailReader }: In
     /** `inbox.mail.webhook.event.received`: delivery/engagement events. */
     delivery: createDeliveryConsumer(ctx),
     /** `inbox.mail.webhook.inbound.received`: inbound emails. */
-    inbound: createInboundConsumer(ctx, opts),
+    inbound: createInboundConsumer(ctx, opts, deliveryAttempts),
   };
   const subscriptions: Array<readonly [string, Consumer]> = [
     [EVENT_RECEIVED, consumers.delivery],

@@ -39,7 +39,7 @@ export function memoryOutboxStore(opts: MemoryOutboxOptions = {}): OutboxStore {
   /** Pending events due from when they were published or replayed, in that order: as
    *  `availableAt` is the clock at that moment, the order they fell due in. A claim reads from
    *  the front and stops once it has enough, so a backlog does not make each claim read it all
-   *  (a full scan per claim made a worker behind by 20,000 events fall further behind). */
+   *  (a full scan per claim would slow a worker most when it is furthest behind). */
   const ready = new Set<string>();
   /** Pending events a retry put off: few, and read whole by every claim. */
   const delayed = new Set<string>();

@@ -6,7 +6,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
  *  as typed (the address pattern refuses it, or it matches nothing). */
 export function canonicalEmail(email: string): string {
   // NFC again after lower-casing: `J` + U+030C lower-cases to `j` + U+030C, which NFC composes
-  // to `ǰ`; without it the form was not idempotent and two spellings made two accounts.
+  // to `ǰ`; without it the form would not be idempotent and two spellings would make two accounts.
   const lower = email.trim().normalize('NFC').toLowerCase().normalize('NFC');
   const at = lower.lastIndexOf('@');
   if (at < 0) return lower;

@@ -23,7 +23,7 @@ const NOT_IN_NAMES = new RegExp(`[${UNSAFE_TEXT}]`, 'u');
 const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** A name people set for themselves or for what they own (user, inbox account, passkey):
- *  well-formed Unicode (a lone surrogate has no UTF-8 form; memory and Postgres stores kept it
+ *  well-formed Unicode (a lone surrogate has no UTF-8 form, so stores would keep it
  *  differently), none of the characters above, and something visible. */
 export function isDisplayName(name: string): boolean {
   return name.isWellFormed() && !NOT_IN_NAMES.test(name) && VISIBLE.test(name);

@@ -37,6 +37,7 @@ function wire(shared: { stores: Stores; clock: TestClock }, load: () => Promise<
   let imports = 0;
   const inbox = createInboxArea({
     ctx,
+    deliveryAttempts: 10,
     mailReader: mailReaderLoader(() => {
       imports++;
       return load();

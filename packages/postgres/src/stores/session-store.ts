@@ -275,9 +275,9 @@ export function postgresSessionStore({ db, t, logger, inTransaction }: StoreDeps
       // The cursor is the snapshot of the last read (`xmin:xmax:xip,...`). What that read saw
       // was every end committed before it; what it could not see was ended by a transaction at
       // or above its xmax, or by one still running then (its xip list). Only those are read
-      // again: re-reading from the snapshot's xmin instead had one long transaction anywhere on
-      // the cluster make every poll re-read every end since it began (200,000 ends: 0.3 s a
-      // poll, 640 ms loop stalls). Anything else starts over from `notBefore`.
+      // again: re-reading from the snapshot's xmin would let one long transaction anywhere on
+      // the cluster make every poll re-read every end since it began (decision 0502).
+      // Anything else starts over from `notBefore`.
       const read = async (last: string | null) => {
         const r = await db.query(
           last === null
