@@ -9,8 +9,9 @@
 //                               [--no-pin] [--no-write]
 //
 // Every server runs in its own process: the example started as its package.json's `start`
-// script does (`node --import tsx src/server.ts` in examples/fastify-app; `--example` takes
-// other node arguments, e.g. a precompiled entry), the baselines as bench/auth-server.mjs and
+// script does once the packages are built (`node --import tsx src/server.ts` in
+// examples/fastify-app, with examples/tsconfig.run.json so `@postern/*` are the built packages;
+// `--example` takes other node arguments, e.g. a precompiled entry), the baselines as bench/auth-server.mjs and
 // bench/postgres-server.mjs targets, and bench/'s own Postern server (the library mounted on a
 // bare Fastify app) beside them, so the gap between the example and the library is visible. A
 // round starts fresh processes; the load moves between them in short slices, cycle after
@@ -91,7 +92,14 @@ function startExample(env, cpu) {
   const [command, ...rest] = cpu === null ? argv : ['taskset', '-c', cpu, ...argv];
   const child = spawn(command, rest, {
     cwd: fileURLToPath(EXAMPLE_DIR),
-    env: { ...process.env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', ...env },
+    env: {
+      ...process.env,
+      TSX_TSCONFIG_PATH: '../tsconfig.run.json',
+      NODE_ENV: 'production',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
