@@ -19,6 +19,21 @@ const totp = (secret: string, ctx: HttpContext) =>
     timestamp: ctx.clock.now().getTime(),
   });
 
+/** Token storage a Node script might keep: one variable, shared by the clients given it. */
+function memoryStorage(): { stored: { token: string | null }; storage: TokenStorage } {
+  const stored: { token: string | null } = { token: null };
+  const storage: TokenStorage = {
+    get: () => stored.token,
+    set: (t) => {
+      stored.token = t;
+    },
+    delete: () => {
+      stored.token = null;
+    },
+  };
+  return { stored, storage };
+}
+
 describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
   let ctx: HttpContext;
   let refreshes = 0;
@@ -124,16 +139,7 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
   });
 
   it('signs out when the refresh is refused, and logOut ends the session on the server', async () => {
-    const stored: { token: string | null } = { token: null };
-    const storage: TokenStorage = {
-      get: () => stored.token,
-      set: (t) => {
-        stored.token = t;
-      },
-      delete: () => {
-        stored.token = null;
-      },
-    };
+    const { stored, storage } = memoryStorage();
     const client = newClient(storage);
     await client.ready();
     await client.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });
@@ -162,16 +168,7 @@ describe.each(Object.entries(hosts))('@postern/client on %s', (name, mount) => {
   });
 
   it('restores nothing while the refresh cannot be answered (network, 503, 429): it stays unknown and tries again; only a 401 signs out', async () => {
-    const stored: { token: string | null } = { token: null };
-    const storage: TokenStorage = {
-      get: () => stored.token,
-      set: (t) => {
-        stored.token = t;
-      },
-      delete: () => {
-        stored.token = null;
-      },
-    };
+    const { stored, storage } = memoryStorage();
     const first = newClient(storage);
     await first.ready();
     await first.signUp({ name: 'Client Tester', email, password: SCENARIO_PASSWORD });

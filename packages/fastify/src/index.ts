@@ -12,14 +12,13 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
 
 /** A `clientError` listener for the host's Node HTTP server: requests Node's parser refuses
  *  before any framework sees them (headers over `maxHeaderSize`, a malformed chunked body, a
  *  request timeout) are answered with the same problem+json as every other error, then the
  *  connection closes. `Fastify({ clientErrorHandler: problemClientError })`. */
 export { problemClientError } from '@postern/core/internal';
-
-import { fastifyPlugin } from 'fastify-plugin';
 
 type Handles = Pick<Postern, 'handle'>;
 
