@@ -43,9 +43,7 @@ export function createAuthArea(deps: AuthAreaDeps) {
   return {
     api: createAuthApi(flows),
     routes,
-    /** The principal of an access token (401 `invalid_token`, logged). */
-    authenticate: bearer.token,
-    /** The same for a request's `Authorization` header. */
+    /** The principal of a request's `Authorization` header (401 `invalid_token`, logged). */
     authenticateHeader: bearer.header,
     /** Browser sessions (the refresh cookie), resolved; null when off. */
     cookieSessions: config.cookieSessions,

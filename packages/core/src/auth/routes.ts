@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { validate } from '../http/handle.js';
+import { routeOf } from '../http/route-table.js';
 import type { RouteDef, RouteTable } from '../http/types.js';
 import type { AuthFlows } from './api.js';
 import { metaOf } from './log.js';
@@ -7,8 +8,9 @@ import * as s from './schemas.js';
 
 const ok = (description: string, schema?: z.ZodType) => ({ description, schema });
 
-/** A route of this table: its `operationId` names a function of `ph.auth`. */
-type AuthRoute = RouteDef<any, Extract<keyof AuthFlows, string>>;
+/** A route of this table: its `operationId` names a function of `ph.auth`, and its
+ *  handler's body is typed by its `body` schema. */
+const route = routeOf<AuthFlows>();
 
 /** The auth routes (area `auth`, run by `ph.auth`): each handler is the library function its
  *  `operationId` names, with the request's metadata: one flow, two entrances. Routes switched
@@ -17,8 +19,8 @@ export function authRoutes(
   api: AuthFlows,
   opts: { signup: boolean; emailVerification: boolean; emailChange: boolean },
 ): RouteTable {
-  const routes: AuthRoute[] = [
-    {
+  const routes: RouteDef[] = [
+    route({
       method: 'GET',
       path: '/me',
       operationId: 'me',
@@ -26,8 +28,8 @@ export function authRoutes(
       summary: 'The authenticated user',
       responses: { 200: ok('The user', s.meAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.me(rc.principal) }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/roles',
       operationId: 'roles',
@@ -35,8 +37,8 @@ export function authRoutes(
       summary: 'Roles of the authenticated user',
       responses: { 200: ok('The roles', s.rolesAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.roles(rc.principal) }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/login',
       operationId: 'login',
@@ -53,8 +55,8 @@ export function authRoutes(
         ),
       },
       handler: async (rc) => ({ status: 200, body: await api.login(rc.body, metaOf(rc)) }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/refresh',
       operationId: 'refresh',
@@ -74,8 +76,8 @@ export function authRoutes(
         status: 200,
         body: await api.refresh(validate(s.refreshBody, rc.body), metaOf(rc)),
       }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/logout',
       operationId: 'logout',
@@ -89,8 +91,8 @@ export function authRoutes(
         await api.logout(validate(s.logoutBody, rc.body), metaOf(rc));
         return { status: 204 };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/forgot',
       operationId: 'forgot',
@@ -99,8 +101,8 @@ export function authRoutes(
       summary: 'Mail a password-reset code (same answer for unknown emails)',
       responses: { 202: ok('Accepted', s.acceptedAnswer) },
       handler: async (rc) => ({ status: 202, body: await api.forgot(rc.body, metaOf(rc)) }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/forgot-reset',
       operationId: 'forgotReset',
@@ -113,8 +115,8 @@ export function authRoutes(
         await api.forgotReset(rc.body, metaOf(rc));
         return { status: 204 };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/password',
       operationId: 'changePassword',
@@ -127,8 +129,8 @@ export function authRoutes(
         await api.changePassword(rc.principal, rc.body, metaOf(rc));
         return { status: 204 };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/sessions',
       operationId: 'listSessions',
@@ -136,8 +138,8 @@ export function authRoutes(
       summary: "The caller's live sessions",
       responses: { 200: ok('Sessions, newest first', s.sessionsAnswer) },
       handler: async (rc) => ({ status: 200, body: await api.listSessions(rc.principal) }),
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/sessions',
       operationId: 'revokeOtherSessions',
@@ -150,8 +152,8 @@ export function authRoutes(
         await api.revokeOtherSessions(rc.principal, rc.body ?? {}, metaOf(rc));
         return { status: 204 };
       },
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/sessions/:id',
       operationId: 'revokeSession',
@@ -164,11 +166,11 @@ export function authRoutes(
         await api.revokeSession(rc.principal, rc.params.id!, rc.body ?? {}, metaOf(rc));
         return { status: 204 };
       },
-    },
+    }),
   ];
   if (opts.emailVerification)
     routes.push(
-      {
+      route({
         method: 'POST',
         path: '/verify-email/send',
         operationId: 'sendVerificationEmail',
@@ -181,8 +183,8 @@ export function authRoutes(
           status: 202,
           body: await api.sendVerificationEmail(rc.principal, metaOf(rc)),
         }),
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/verify-email',
         operationId: 'verifyEmail',
@@ -195,11 +197,11 @@ export function authRoutes(
           status: 200,
           body: await api.verifyEmail(rc.principal, rc.body, metaOf(rc)),
         }),
-      },
+      }),
     );
   if (opts.emailChange)
     routes.push(
-      {
+      route({
         method: 'POST',
         path: '/email',
         operationId: 'requestEmailChange',
@@ -212,8 +214,8 @@ export function authRoutes(
           status: 202,
           body: await api.requestEmailChange(rc.principal, rc.body, metaOf(rc)),
         }),
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/email/confirm',
         operationId: 'confirmEmailChange',
@@ -226,7 +228,7 @@ export function authRoutes(
           status: 200,
           body: await api.confirmEmailChange(rc.principal, rc.body, metaOf(rc)),
         }),
-      },
+      }),
     );
   if (opts.signup)
     routes.splice(4, 0, {

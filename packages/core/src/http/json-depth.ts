@@ -12,15 +12,13 @@ const BACKSLASH = 0x5c;
  *  slow. */
 export const MAX_JSON_DEPTH = 100;
 
-/** Why a body nested too deep is refused: in the log line only (`reason`). */
-export const NESTED_TOO_DEEP = 'nested_too_deep';
-
 /** The 400 of a body nested deeper than `MAX_JSON_DEPTH`. `validation_failed`, not
  *  `invalid_json`: the text may be valid JSON, refused for its shape. */
 export const nestedTooDeep = () =>
   new PosternError('validation_failed', {
     errors: [{ path: '/', message: `Objects and arrays nested deeper than ${MAX_JSON_DEPTH} levels` }],
-    reason: NESTED_TOO_DEEP,
+    // Why it is refused, for the log line only.
+    reason: 'nested_too_deep',
   });
 
 /** Index of the quote that closes the string whose contents start at `from`, or -1. Found by

@@ -1,4 +1,5 @@
 import { PosternError } from '../errors.js';
+import { routeOf } from '../http/route-table.js';
 import type { RouteContext, RouteDef, RouteTable } from '../http/types.js';
 import { metaOf } from '../util/security-log.js';
 import type { AccessMeta } from './access.js';
@@ -42,8 +43,9 @@ const access = {
 /** What every route of an account or thread can answer beyond those of every Bearer route. */
 const errors = ['forbidden', 'not_found'] as const;
 
-/** A route of this table: its `operationId` names a function of `ph.inbox`. */
-type InboxRoute = RouteDef<any, Extract<keyof InboxApi, string>>;
+/** A route of this table: its `operationId` names a function of `ph.inbox`, and its
+ *  handler's body is typed by its `body` schema. */
+const route = routeOf<InboxApi>();
 
 /** The inbox API (area `inbox`, Bearer, members only; docs/inbox.md), run by `ph.inbox`.
  *  Routes with a body check access first: a non-member gets 403 whatever they sent. */
@@ -58,8 +60,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
     }
     return n;
   };
-  const routes: InboxRoute[] = [
-    {
+  const routes: RouteDef[] = [
+    route({
       method: 'POST',
       path: '/accounts',
       operationId: 'createAccount',
@@ -75,8 +77,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
       async handler({ principal, body }) {
         return { status: 201, body: await api.createAccount(principal.userId, body) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/accounts',
       operationId: 'listAccounts',
@@ -86,8 +88,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
       async handler({ principal }) {
         return { status: 200, body: { accounts: await api.listAccounts(principal.userId) } };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/accounts/:id/members',
       operationId: 'addMember',
@@ -108,8 +110,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
         const { member, created } = await api.addMember(principal.userId, params.id!, body, asker(rc));
         return { status: created ? 201 : 200, body: { member } };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/accounts/:id/members',
       operationId: 'listMembers',
@@ -124,8 +126,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
           body: { members: await api.listMembers(rc.principal.userId, rc.params.id!, asker(rc)) },
         };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/accounts/:id/threads',
       operationId: 'listThreads',
@@ -147,8 +149,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
           ),
         };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/threads/:id',
       operationId: 'getThread',
@@ -159,8 +161,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
       async handler(rc) {
         return { status: 200, body: await api.getThread(rc.principal.userId, rc.params.id!, asker(rc)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/attachments/:id',
       operationId: 'getAttachment',
@@ -182,8 +184,8 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
           },
         };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/threads/:id/reply',
       operationId: 'reply',
@@ -205,7 +207,7 @@ export function createInboxRoutes(api: InboxApi): RouteTable {
           body: { message: await api.reply(principal.userId, params.id!, body, asker(rc)) },
         };
       },
-    },
+    }),
   ];
   return { area: 'inbox', library: 'inbox', routes };
 }

@@ -57,10 +57,16 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS, logger?: 
     }
   };
 
+  /** The counter of `key` while its window lasts; an ended one counts as none. */
+  const live = (key: string, now: Date) => {
+    const c = counters.get(key);
+    return c && !hasEnded(c.resetAt, now) ? c : undefined;
+  };
+
   /** One counter's add, without an `await`: `consumeMany` and `settle` stay atomic. */
   const add = (key: string, points: number, durationMs: number, now: Date): LimiterRecord => {
-    const c = counters.get(key);
-    if (c && !hasEnded(c.resetAt, now)) {
+    const c = live(key, now);
+    if (c) {
       c.points = Math.max(0, c.points + points);
       return out(c);
     }
@@ -78,24 +84,21 @@ export function memoryLimiterStore(maxKeys = DEFAULT_LIMITER_MAX_KEYS, logger?: 
       return add(key, points, durationMs, now);
     },
     async consumeMany(entries, now) {
-      const after = (e: (typeof entries)[number]) => {
-        const c = counters.get(e.key);
-        return (c && !hasEnded(c.resetAt, now) ? c.points : 0) + e.points;
-      };
+      const after = (e: (typeof entries)[number]) => (live(e.key, now)?.points ?? 0) + e.points;
       const over = entries.findIndex((e) => after(e) > e.limit);
       return entries.map((e, i) => (over < 0 || i === over ? add(e.key, e.points, e.durationMs, now) : null));
     },
     async settle(refund, clear, now) {
       for (const r of refund) add(r.key, -r.points, 0, now);
       return clear.map((key) => {
-        const c = counters.get(key);
+        const c = live(key, now);
         counters.delete(key);
-        return c && !hasEnded(c.resetAt, now) ? out(c) : null;
+        return c ? out(c) : null;
       });
     },
     async get(key, now) {
-      const c = counters.get(key);
-      return c && !hasEnded(c.resetAt, now) ? out(c) : null;
+      const c = live(key, now);
+      return c ? out(c) : null;
     },
     async delete(key) {
       counters.delete(key);

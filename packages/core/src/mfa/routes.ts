@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { routeOf } from '../http/route-table.js';
 import type { RouteDef, RouteTable } from '../http/types.js';
+import type { MfaMethod } from '../ports/mfa-method.js';
 import { metaOf } from '../util/security-log.js';
 import type { MfaFlows } from './api.js';
 import type { MfaEnv } from './env.js';
@@ -267,9 +268,9 @@ export function mfaRoutes(env: MfaEnv, flows: MfaFlows): RouteTable {
       summary: 'Remove a method, `totp`, `email` or `webauthn` (every passkey) (password required)',
       errors: changeErrors,
       responses: noContent,
+      // The router matched `params` already: `method` is one of the three.
       handler: async (rc) => {
-        const { method } = methodParam.parse(rc.params);
-        await flows.disableMfaMethod(rc.principal, method, rc.body, metaOf(rc));
+        await flows.disableMfaMethod(rc.principal, rc.params.method as MfaMethod, rc.body, metaOf(rc));
         return { status: 204 };
       },
     }),

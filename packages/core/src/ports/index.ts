@@ -24,6 +24,7 @@ export * from './mail-event-store.js';
 export * from './mail-provider.js';
 export * from './mailer.js';
 export * from './mfa-factor-store.js';
+export * from './mfa-method.js';
 export * from './mfa-stores.js';
 export * from './notifier.js';
 export * from './outbox-store.js';

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { PosternContext } from '../context.js';
 import { ConfigError, isPosternError, PosternError } from '../errors.js';
 import { parseUtf8Json } from '../http/body.js';
-import { NESTED_TOO_DEEP } from '../http/json-depth.js';
 import type { RouteContext, RouteDef, RouteTable } from '../http/types.js';
 import type { Outbox, PublishInput } from '../outbox/index.js';
 import { integerOption } from '../util/integer-option.js';
@@ -94,7 +93,7 @@ export function createWebhookRoutes(ctx: PosternContext, outbox: Outbox): RouteT
       // The depth bound of every JSON body runs first, inside the parse.
       parsed = parseObject(r.rawBody);
     } catch (e) {
-      rejected(r, isPosternError(e) && e.reason === NESTED_TOO_DEEP ? NESTED_TOO_DEEP : 'not_a_json_object');
+      rejected(r, (isPosternError(e) && e.reason) || 'not_a_json_object');
       throw e;
     }
     const name = eventNameOf(kind === 'auto' ? routeWebhook(parsed.body) : kind);

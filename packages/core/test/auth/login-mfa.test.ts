@@ -62,7 +62,7 @@ describe('login with MFA on', () => {
     const { user } = await c.area.api.signup({ name: 'Mfa', email: address, password: STRONG });
     const s = await c.area.api.login({ email: address, password: STRONG });
     if (!('accessToken' in s)) throw new Error('unexpected MFA');
-    const p = await c.area.authenticate(s.accessToken);
+    const p = await c.area.api.verifyAccessToken(s.accessToken);
     await c.area.api.changePassword(p, { currentPassword: STRONG, newPassword: STRONG_2 });
     expect(calls.filter(([k]) => k === 'voidPending')).toEqual([['voidPending', user.id]]);
     await c.area.api.forgot({ email: address });
@@ -82,7 +82,7 @@ describe('login with MFA on', () => {
       ip: '192.0.2.9',
     }))!;
     expect(without.refreshToken).toBeUndefined();
-    const p = await c.area.authenticate(without.accessToken);
+    const p = await c.area.api.verifyAccessToken(without.accessToken);
     expect(p).toMatchObject({ amr: ['pwd', 'otp'], sid });
     const { answer: withRefresh } = (await c.ctx.sessions.issue(seen, {
       refresh: true,
@@ -91,8 +91,8 @@ describe('login with MFA on', () => {
     }))!;
     expect(withRefresh.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await c.ctx.sessions.endAll(user.id, { reason: 'mfa_change', exceptSid: p.sid });
-    await c.area.authenticate(without.accessToken);
-    await expect(c.area.authenticate(withRefresh.accessToken)).rejects.toMatchObject({
+    await c.area.api.verifyAccessToken(without.accessToken);
+    await expect(c.area.api.verifyAccessToken(withRefresh.accessToken)).rejects.toMatchObject({
       code: 'invalid_token',
     });
   });

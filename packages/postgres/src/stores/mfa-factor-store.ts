@@ -1,5 +1,4 @@
-import type { MfaMethod } from '@postern/core';
-import type { MfaFactor, MfaFactorStore, PendingTotp, SealedSecret } from '@postern/core/ports';
+import type { MfaFactor, MfaFactorStore, MfaMethod, PendingTotp, SealedSecret } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 

@@ -1,5 +1,4 @@
-import type { MfaMethod } from '@postern/core';
-import type { ClaimSendResult, PendingLogin, PendingLoginStore } from '@postern/core/ports';
+import type { ClaimSendResult, MfaMethod, PendingLogin, PendingLoginStore } from '@postern/core/ports';
 import { affected } from '../db.js';
 import type { StoreDeps } from '../deps.js';
 import { backgroundSweep } from '../sweeper.js';

@@ -5,11 +5,12 @@ import { expect } from 'vitest';
 import type { TestClock } from '../../test-clock.js';
 import { expectProblem } from '../expect.js';
 import type { HttpContext } from '../harness.js';
-import { expectJson, freshEmail, signUpAndLogIn } from '../session.js';
+import { expectJson, freshEmail, SCENARIO_PASSWORD as PASSWORD, signUpAndLogIn } from '../session.js';
 import { SoftAuthenticator } from '../soft-authenticator.js';
 
 export const ORIGIN = 'https://postern.test';
-export const PASSWORD = 'Tangerine-Orbit-Velvet-4821';
+/** The scenarios' password, the one every HTTP scenario signs up with. */
+export { PASSWORD };
 export const STEP = 30_000;
 
 /** The instance the `MFA` suite sets up, shared by the factor suites declared inside it. */
